@@ -1,0 +1,47 @@
+# Two commands from a fresh clone (Python 3.11 on the PATH is all they need):
+#   make book   builds the HTML book from the committed, executed chapters -> _build/html/index.html
+#   make test   runs every test (lib unit tests, nbval over chapters/, README example, book build)
+# For authors:
+#   make execute  re-executes every chapter in place (then commit the outputs)
+#   make lock     re-pins requirements.lock from the venv and regenerates environment.yml
+#   make bench    runs the benchmarks
+
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+CHAPTERS := $(wildcard chapters/*.ipynb)
+
+.PHONY: book test execute lock bench clean check-data
+
+$(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required (set PYTHON=...)"'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e . || $(BIN)/python -m pip install --quiet --no-deps -e .
+	touch $@
+
+book: $(STAMP)
+	$(BIN)/jupyter-book build -W -n --keep-going .
+	@test -f _build/html/index.html && echo "book written to _build/html/index.html"
+
+check-data: $(STAMP)
+	@$(BIN)/python -m lib.data
+
+test: $(STAMP) check-data
+	$(BIN)/python -m pytest
+
+execute: $(STAMP)
+	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \
+	  --ExecutePreprocessor.timeout=900 --ExecutePreprocessor.kernel_name=python3 $(CHAPTERS)
+
+lock: $(STAMP)
+	$(BIN)/python -m pip freeze --exclude-editable | grep -vi '^blc-book' > requirements.lock
+	$(BIN)/python scripts/write_environment.py
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/grid.py
+
+clean:
+	rm -rf _build

@@ -1,0 +1,30 @@
+"""``lib``: the computation behind the book *Bayesian logistic classification*.
+
+Modules, one per concept: :mod:`lib.data`, :mod:`lib.features`, :mod:`lib.likelihood`,
+:mod:`lib.ml`, :mod:`lib.laplace`, :mod:`lib.predictive`, :mod:`lib.metrics`.
+"""
+from .data import DataError, load_lab_data, random_split, report_split
+from .features import add_bias, linear_features, rbf_features
+from .laplace import ConvergenceError, LaplacePosterior, fit_laplace, log_evidence, precision_matrix
+from .likelihood import (
+    average_log_likelihood,
+    average_log_likelihood_logits,
+    gradient,
+    hessian,
+    log_likelihood,
+    log_sigmoid,
+    sigmoid,
+)
+from .metrics import accuracy, confusion_matrix, predict_labels
+from .ml import GradientAscentResult, fit_ml
+from .predictive import (
+    activation_moments,
+    logistic_gaussian_expectation,
+    map_logits,
+    map_proba,
+    predictive_logits,
+    predictive_proba,
+    probit_approximation,
+)
+
+__all__ = [name for name in dir() if not name.startswith("_")]

@@ -1,0 +1,87 @@
+"""Feature maps (book chapter "The data"; report appendix eqs. 4-5).
+
+The linear map is ``phi(x) = [x, 1]``; the radial-basis map puts one Gaussian bump on each
+centre ``c_m`` (the training inputs) and appends a constant bias feature::
+
+    phi_m(x) = exp(-|x - c_m|^2 / (2 l^2)),  m = 1..M-1,   phi_M(x) = 1.
+
+``l`` is a *width* (a length scale), not a variance.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import as_matrix, positive_scalar
+
+
+def add_bias(Phi) -> np.ndarray:
+    """Append a column of ones.
+
+    Parameters
+    ----------
+    Phi : array_like, shape (N, M)
+
+    Returns
+    -------
+    ndarray, shape (N, M + 1)
+    """
+    Phi = as_matrix(Phi, "Phi")
+    return np.hstack([Phi, np.ones((Phi.shape[0], 1))])
+
+
+def linear_features(X) -> np.ndarray:
+    """Linear design ``[x, 1]``.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, D)
+
+    Returns
+    -------
+    ndarray, shape (N, D + 1)
+    """
+    return add_bias(as_matrix(X, "X"))
+
+
+def squared_distances(X, centres) -> np.ndarray:
+    """Squared Euclidean distances ``|x_n - c_m|^2``, clipped at zero.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, D)
+    centres : array_like, shape (C, D)
+
+    Returns
+    -------
+    ndarray, shape (N, C)
+    """
+    X = as_matrix(X, "X")
+    centres = as_matrix(centres, "centres")
+    if centres.shape[1] != X.shape[1]:
+        raise ValueError(
+            f"centres must have the same number of columns as X ({X.shape[1]}), got shape {centres.shape}"
+        )
+    d2 = (X**2).sum(1)[:, None] + (centres**2).sum(1)[None, :] - 2.0 * X @ centres.T
+    return np.maximum(d2, 0.0)
+
+
+def rbf_features(X, centres, width) -> np.ndarray:
+    """Gaussian radial-basis design with a bias column (book eq. for ``phi_m``).
+
+    Parameters
+    ----------
+    X : array_like, shape (N, D)
+        Inputs.
+    centres : array_like, shape (C, D)
+        Centres of the basis functions (the book uses the training inputs).
+    width : float
+        Length scale ``l > 0`` in ``exp(-|x - c|^2 / (2 l^2))``.
+
+    Returns
+    -------
+    ndarray, shape (N, C + 1)
+        The last column is the bias (all ones).
+    """
+    width = positive_scalar(width, "width")
+    d2 = squared_distances(X, centres)
+    return np.hstack([np.exp(-d2 / (2.0 * width**2)), np.ones((d2.shape[0], 1))])

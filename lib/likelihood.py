@@ -1,0 +1,125 @@
+"""Bernoulli likelihood of the logistic model (book chapter "MAP", eqs. 1-3 of the report).
+
+With activations ``a = Phi w`` and labels ``y in {0, 1}``::
+
+    L(w)      = sum_n  y_n log s(a_n) + (1 - y_n) log s(-a_n)        (log-likelihood)
+    grad L(w) = Phi^T (y - s(a))
+    hess L(w) = -Phi^T diag(s(a) (1 - s(a))) Phi
+
+``log s(a) = -log(1 + exp(-a))`` is evaluated with ``logaddexp`` so that no ``log(1 - s)``
+ever underflows to ``log 0``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit
+
+from ._validate import as_labels, as_matrix, as_vector
+
+
+def sigmoid(a) -> np.ndarray:
+    """Logistic function ``1 / (1 + exp(-a))``, overflow-free (``scipy.special.expit``)."""
+    return expit(np.asarray(a, dtype=float))
+
+
+def log_sigmoid(a) -> np.ndarray:
+    """``log s(a) = -log(1 + exp(-a))``, stable for every real ``a``."""
+    return -np.logaddexp(0.0, -np.asarray(a, dtype=float))
+
+
+def _check(w, Phi, y):
+    Phi = as_matrix(Phi, "Phi")
+    w = as_vector(w, "w", length=Phi.shape[1])
+    y = as_labels(y, "y", length=Phi.shape[0])
+    return w, Phi, y
+
+
+def log_likelihood(w, Phi, y) -> float:
+    """Log-likelihood ``L(w)`` (report eq. 1).
+
+    Parameters
+    ----------
+    w : array_like, shape (M,)
+    Phi : array_like, shape (N, M)
+    y : array_like, shape (N,)
+        Labels 0/1.
+
+    Returns
+    -------
+    float
+    """
+    w, Phi, y = _check(w, Phi, y)
+    a = Phi @ w
+    # y log s(a) + (1-y) log s(-a), both terms through the stable log-sigmoid.
+    return float(np.sum(y * log_sigmoid(a) + (1.0 - y) * log_sigmoid(-a)))
+
+
+def gradient(w, Phi, y) -> np.ndarray:
+    """Gradient ``Phi^T (y - s(Phi w))`` of the log-likelihood (report eq. 3).
+
+    Returns
+    -------
+    ndarray, shape (M,)
+    """
+    w, Phi, y = _check(w, Phi, y)
+    return Phi.T @ (y - sigmoid(Phi @ w))
+
+
+def hessian(w, Phi, y) -> np.ndarray:
+    """Hessian ``-Phi^T diag(s (1 - s)) Phi`` of the log-likelihood (report eq. 5).
+
+    Vectorised: the weights scale the rows of ``Phi`` before one matrix product.
+
+    Returns
+    -------
+    ndarray, shape (M, M)
+    """
+    w, Phi, y = _check(w, Phi, y)
+    s = sigmoid(Phi @ w)
+    return -(Phi.T * (s * (1.0 - s))) @ Phi
+
+
+def average_log_likelihood(p, y) -> float:
+    """Average log-probability of the labels under predicted probabilities.
+
+    ``(1/N) sum_n y_n log p_n + (1 - y_n) log(1 - p_n)``.
+
+    Parameters
+    ----------
+    p : array_like, shape (N,)
+        Predicted ``P(y = 1)``, each in ``[0, 1]``.
+    y : array_like, shape (N,)
+        Labels 0/1.
+
+    Returns
+    -------
+    float
+        ``-inf`` only if a label was predicted with probability exactly 0.
+    """
+    p = as_vector(p, "p")
+    y = as_labels(y, "y", length=p.shape[0])
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError("p must hold probabilities in [0, 1]")
+    with np.errstate(divide="ignore"):
+        return float(np.mean(np.where(y == 1, np.log(p), np.log1p(-p))))
+
+
+def average_log_likelihood_logits(a, y) -> float:
+    """Average log-likelihood from activations (logits) ``a``, with ``P(y=1) = s(a)``.
+
+    The stable twin of :func:`average_log_likelihood`: it never forms ``1 - s(a)``, so it stays
+    finite where a probability would round to exactly 0 or 1.
+
+    Parameters
+    ----------
+    a : array_like, shape (N,)
+    y : array_like, shape (N,)
+        Labels 0/1.
+
+    Returns
+    -------
+    float
+    """
+    a = as_vector(a, "a")
+    y = as_labels(y, "y", length=a.shape[0])
+    return float(np.mean(y * log_sigmoid(a) + (1.0 - y) * log_sigmoid(-a)))

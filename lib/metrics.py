@@ -1,0 +1,54 @@
+"""Classification metrics (report tables 2-5, 7-9)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ._validate import as_labels, as_vector
+
+
+def predict_labels(p, threshold: float = 0.5) -> np.ndarray:
+    """Hard decisions ``1[p > threshold]`` from probabilities ``p``, shape (N,)."""
+    p = as_vector(p, "p")
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError("p must hold probabilities in [0, 1]")
+    return (p > threshold).astype(int)
+
+
+def accuracy(p, y) -> float:
+    """Fraction of labels ``y`` matched by the decisions ``p > 0.5``.
+
+    Parameters
+    ----------
+    p : array_like, shape (N,)
+        Predicted ``P(y = 1)``.
+    y : array_like, shape (N,)
+        Labels 0/1.
+    """
+    yhat = predict_labels(p)
+    y = as_labels(y, "y", length=yhat.shape[0])
+    return float(np.mean(yhat == y))
+
+
+def confusion_matrix(p, y) -> np.ndarray:
+    """Row-normalised confusion matrix ``C[i, j] = P(yhat = j | y = i)``.
+
+    Parameters
+    ----------
+    p : array_like, shape (N,)
+        Predicted ``P(y = 1)``.
+    y : array_like, shape (N,)
+        Labels 0/1.
+
+    Returns
+    -------
+    ndarray, shape (2, 2)
+        Rows: true label 0, 1; columns: predicted label 0, 1. A class absent from ``y``
+        gives a row of NaN.
+    """
+    yhat = predict_labels(p)
+    y = as_labels(y, "y", length=yhat.shape[0]).astype(int)
+    counts = np.zeros((2, 2))
+    np.add.at(counts, (y, yhat), 1.0)
+    rows = counts.sum(1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        return counts / rows

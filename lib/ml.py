@@ -1,0 +1,144 @@
+"""Maximum likelihood by gradient ascent (report appendix A, algorithm 1).
+
+Each step moves the weights along the gradient of the log-likelihood of one minibatch::
+
+    w <- w + eta * Phi_B^T (y_B - s(Phi_B w))
+
+(the full training set when no batch size is given). The minibatches are a fresh random
+partition of the training rows each epoch, drawn from a seeded generator.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validate import as_labels, as_matrix, as_vector, positive_int, positive_scalar
+from .likelihood import average_log_likelihood_logits, sigmoid
+
+
+@dataclass(frozen=True)
+class GradientAscentResult:
+    """Outcome of :func:`fit_ml`.
+
+    Attributes
+    ----------
+    w : ndarray, shape (M,)
+        Final weights.
+    train_ll : ndarray, shape (n_records,)
+        Average training log-likelihood before the first step and after each recorded step.
+    test_ll : ndarray, shape (n_records,) or None
+        The same on the test set, if one was given.
+    steps : ndarray, shape (n_records,)
+        Number of gradient steps taken at each record (0 first).
+    converged : bool
+        Whether the convergence test stopped the run before ``n_steps``.
+    """
+
+    w: np.ndarray
+    train_ll: np.ndarray
+    test_ll: np.ndarray | None
+    steps: np.ndarray
+    converged: bool
+
+
+def fit_ml(
+    Phi,
+    y,
+    *,
+    learning_rate: float,
+    n_steps: int,
+    batch_size: int | None = None,
+    seed: int = 0,
+    Phi_test=None,
+    y_test=None,
+    tol: float | None = None,
+    record_every: int = 1,
+    w0=None,
+) -> GradientAscentResult:
+    """Gradient ascent on the log-likelihood (report appendix algorithm 1).
+
+    Parameters
+    ----------
+    Phi : array_like, shape (N, M)
+        Training design.
+    y : array_like, shape (N,)
+        Training labels 0/1.
+    learning_rate : float
+        Step size ``eta > 0`` applied to the *summed* minibatch gradient.
+    n_steps : int
+        Maximum number of gradient steps (one step per minibatch).
+    batch_size : int, optional
+        Minibatch size; ``None`` uses all N rows each step.
+    seed : int
+        Seed of the generator that shuffles the rows into minibatches.
+    Phi_test, y_test : array_like, optional
+        Test design, shape (N_test, M), and labels, shape (N_test,), for the test history.
+    tol : float, optional
+        Stop when the average training log-likelihood changes by less than ``tol`` between
+        two records (the report's convergence test). ``None`` runs all ``n_steps``.
+    record_every : int
+        Record the averages every this many steps (and after the last).
+    w0 : array_like, shape (M,), optional
+        Starting weights; zeros by default.
+
+    Returns
+    -------
+    GradientAscentResult
+    """
+    Phi = as_matrix(Phi, "Phi")
+    N, M = Phi.shape
+    y = as_labels(y, "y", length=N)
+    eta = positive_scalar(learning_rate, "learning_rate")
+    n_steps = positive_int(n_steps, "n_steps")
+    record_every = positive_int(record_every, "record_every")
+    batch_size = positive_int(batch_size, "batch_size", allow_none=True)
+    if batch_size is not None and batch_size > N:
+        raise ValueError(f"batch_size must be at most the number of rows ({N}), got {batch_size}")
+    if tol is not None:
+        tol = positive_scalar(tol, "tol")
+    if (Phi_test is None) != (y_test is None):
+        raise ValueError("Phi_test and y_test must be given together")
+    if Phi_test is not None:
+        Phi_test = as_matrix(Phi_test, "Phi_test", n_cols=M)
+        y_test = as_labels(y_test, "y_test", length=Phi_test.shape[0])
+    w = np.zeros(M) if w0 is None else as_vector(w0, "w0", length=M).copy()
+
+    rng = np.random.default_rng(seed)
+    bs = N if batch_size is None else batch_size
+    train, test, steps = [], [], []
+
+    def record(k):
+        steps.append(k)
+        train.append(average_log_likelihood_logits(Phi @ w, y))
+        if Phi_test is not None:
+            test.append(average_log_likelihood_logits(Phi_test @ w, y_test))
+
+    record(0)
+    converged = False
+    order = np.arange(N)
+    pos = N  # forces a fresh permutation on the first step
+    for k in range(1, n_steps + 1):
+        if batch_size is None:
+            idx = order
+        else:
+            if pos + bs > N:  # new epoch: a fresh random partition of the rows
+                order = rng.permutation(N)
+                pos = 0
+            idx = order[pos : pos + bs]
+            pos += bs
+        Pb = Phi[idx]
+        # Algorithm 1, update line: w <- w + eta * Phi_B^T (y_B - s(Phi_B w)).
+        w += eta * (Pb.T @ (y[idx] - sigmoid(Pb @ w)))
+        if k % record_every == 0 or k == n_steps:
+            record(k)
+            if tol is not None and len(train) > 1 and abs(train[-1] - train[-2]) < tol:
+                converged = True
+                break
+    return GradientAscentResult(
+        w=w,
+        train_ll=np.array(train),
+        test_ll=np.array(test) if Phi_test is not None else None,
+        steps=np.array(steps),
+        converged=converged,
+    )

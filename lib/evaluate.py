@@ -1,0 +1,213 @@
+"""Scoring a fitted Laplace posterior (book chapters "The model evidence" and "The probit
+predictive"; report tables 1-4 and section 3.3).
+
+Two kinds of score:
+
+* **evidence criteria** on the training data: the Laplace log evidence split into its four
+  terms, and the Bayesian information criterion (lecture notes 7.3.1)::
+
+      log p(y) ~= L(w_MAP) - w_MAP.w_MAP / (2 s2) - (M/2) log s2 - (1/2) log|A|
+      BIC       = L(w_MAP) - (M/2) log N
+
+* **predictive scores** on a labelled set, for the plug-in MAP classifier ``s(phi.w_MAP)``
+  and the probit-approximated predictive ``s(kappa mu_a)``: average log-likelihood,
+  accuracy, row-normalised confusion matrix, and the cross-tabulation of the two
+  classifiers' decisions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validate import as_labels, as_vector, positive_int
+from .laplace import LaplacePosterior
+from .likelihood import average_log_likelihood_logits, sigmoid
+from .metrics import accuracy, confusion_matrix, predict_labels
+from .predictive import map_logits, predictive_logits
+
+
+def _check_posterior(posterior) -> LaplacePosterior:
+    if not isinstance(posterior, LaplacePosterior):
+        raise TypeError(f"posterior must be a LaplacePosterior, got {type(posterior).__name__}")
+    return posterior
+
+
+# --------------------------------------------------------------------------- evidence criteria
+
+
+def evidence_terms(posterior: LaplacePosterior) -> dict[str, float]:
+    """The four terms of the Laplace log evidence (book eq. for ``log p(y)``).
+
+    Parameters
+    ----------
+    posterior : LaplacePosterior
+        Fitted by :func:`lib.laplace.fit_laplace` on the training data.
+
+    Returns
+    -------
+    dict of str to float
+        ``log_likelihood`` ``L(w_MAP)``; ``prior_quadratic`` ``-w_MAP.w_MAP / (2 s2)``;
+        ``prior_normaliser`` ``-(M/2) log s2``; ``occam_log_det`` ``-(1/2) log|A|``; and
+        ``log_evidence``, their sum (equal to ``posterior.log_evidence``).
+    """
+    post = _check_posterior(posterior)
+    terms = {
+        "log_likelihood": float(post.log_likelihood),
+        "prior_quadratic": -float(post.w_map @ post.w_map) / (2.0 * post.s2),
+        "prior_normaliser": 0.5 * post.n_weights * float(np.log(1.0 / post.s2)),  # -(M/2) log s2
+        "occam_log_det": -0.5 * post.log_det_precision,      # log|A| = 2 sum log L_ii
+    }
+    terms["log_evidence"] = float(sum(terms.values()))
+    return terms
+
+
+def bic(posterior: LaplacePosterior, n_data: int) -> float:
+    """Bayesian information criterion ``L(w_MAP) - (M/2) log N`` (lecture notes 7.3.1).
+
+    The large-N limit of the Laplace log evidence: ``log|A|`` grows like ``M log N`` and the
+    prior terms, which do not grow with N, are dropped. Larger is better (same sign as the
+    log evidence).
+
+    Parameters
+    ----------
+    posterior : LaplacePosterior
+        Fitted on the training data.
+    n_data : int
+        Number N of training points the posterior was fitted on.
+
+    Returns
+    -------
+    float
+    """
+    post = _check_posterior(posterior)
+    n = positive_int(n_data, "n_data")
+    return float(post.log_likelihood) - 0.5 * post.n_weights * float(np.log(n))
+
+
+# --------------------------------------------------------------------------- predictive scores
+
+
+def _probabilities(p, name: str) -> np.ndarray:
+    p = as_vector(p, name)
+    if np.any((p < 0) | (p > 1)):
+        raise ValueError(f"{name} must hold probabilities in [0, 1]")
+    return p
+
+
+def decision_crosstab(p_row, p_col) -> np.ndarray:
+    """Cross-tabulation of two classifiers' decisions, row-normalised (report table 4).
+
+    Parameters
+    ----------
+    p_row : array_like, shape (N,)
+        ``P(y = 1)`` from the first classifier (rows).
+    p_col : array_like, shape (N,)
+        ``P(y = 1)`` from the second classifier (columns).
+
+    Returns
+    -------
+    ndarray, shape (2, 2)
+        ``C[i, j]`` = fraction of the points the first classifier labels ``i`` that the second
+        labels ``j``. The identity means the two always agree. A label the first classifier
+        never outputs gives a row of NaN.
+    """
+    row = predict_labels(_probabilities(p_row, "p_row"))
+    col = predict_labels(_probabilities(p_col, "p_col"))
+    if col.shape != row.shape:
+        raise ValueError(f"p_col must have length {row.shape[0]} (as p_row), got length {col.shape[0]}")
+    counts = np.zeros((2, 2))
+    np.add.at(counts, (row, col), 1.0)
+    totals = counts.sum(1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        return counts / totals
+
+
+@dataclass(frozen=True)
+class SplitScores:
+    """Scores of the MAP and predictive classifiers on one labelled set.
+
+    Attributes
+    ----------
+    ll_map, ll_pred : float
+        Average log-likelihood of the labels under ``s(phi.w_MAP)`` and ``s(kappa mu_a)``.
+    accuracy_map, accuracy_pred : float
+        Fraction of labels matched by the decisions ``p > 1/2``.
+    confusion_map, confusion_pred : ndarray, shape (2, 2)
+        Row-normalised confusion matrices ``P(yhat = j | y = i)``.
+    agreement : ndarray, shape (2, 2)
+        :func:`decision_crosstab` of the MAP (rows) and predictive (columns) decisions.
+    """
+
+    ll_map: float
+    ll_pred: float
+    accuracy_map: float
+    accuracy_pred: float
+    confusion_map: np.ndarray
+    confusion_pred: np.ndarray
+    agreement: np.ndarray
+
+
+def score_split(posterior: LaplacePosterior, Phi, y) -> SplitScores:
+    """Score the MAP and probit-predictive classifiers on one labelled set.
+
+    Parameters
+    ----------
+    posterior : LaplacePosterior
+    Phi : array_like, shape (N, M)
+        Design of the set (RBF features on the *training* centres).
+    y : array_like, shape (N,)
+        Labels 0/1.
+
+    Returns
+    -------
+    SplitScores
+    """
+    post = _check_posterior(posterior)
+    a_map = map_logits(post, Phi)                   # phi . w_MAP      (validates Phi)
+    a_pred = predictive_logits(post, Phi)           # kappa(var_a) mu_a
+    y = as_labels(y, "y", length=a_map.shape[0])
+    p_map, p_pred = sigmoid(a_map), sigmoid(a_pred)
+    return SplitScores(
+        ll_map=average_log_likelihood_logits(a_map, y),     # stable: from logits
+        ll_pred=average_log_likelihood_logits(a_pred, y),
+        accuracy_map=accuracy(p_map, y),
+        accuracy_pred=accuracy(p_pred, y),
+        confusion_map=confusion_matrix(p_map, y),
+        confusion_pred=confusion_matrix(p_pred, y),
+        agreement=decision_crosstab(p_map, p_pred),
+    )
+
+
+def evaluate(posterior: LaplacePosterior, Phi_train, y_train, Phi_test, y_test) -> dict[str, float]:
+    """Headline scores of a posterior: its log evidence and train/test scores.
+
+    Parameters
+    ----------
+    posterior : LaplacePosterior
+        Fitted on ``(Phi_train, y_train)``.
+    Phi_train : array_like, shape (N_train, M)
+    y_train : array_like, shape (N_train,)
+    Phi_test : array_like, shape (N_test, M)
+    y_test : array_like, shape (N_test,)
+
+    Returns
+    -------
+    dict of str to float
+        ``log_evidence``; ``train_accuracy``, ``test_accuracy`` (of the MAP decisions, which
+        coincide with the predictive's: ``kappa > 0`` keeps the sign of ``mu_a``);
+        ``train_ll_map``, ``test_ll_map``, ``train_ll_pred``, ``test_ll_pred`` (average
+        log-likelihoods of the MAP and predictive probabilities).
+    """
+    post = _check_posterior(posterior)
+    tr = score_split(post, Phi_train, y_train)
+    te = score_split(post, Phi_test, y_test)
+    return {
+        "log_evidence": float(post.log_evidence),
+        "train_accuracy": tr.accuracy_map,
+        "test_accuracy": te.accuracy_map,
+        "train_ll_map": tr.ll_map,
+        "test_ll_map": te.ll_map,
+        "train_ll_pred": tr.ll_pred,
+        "test_ll_pred": te.ll_pred,
+    }

@@ -1,0 +1,54 @@
+import numpy as np
+import pytest
+
+import lib
+
+
+def test_full_batch_step_is_gradient_step(small_problem):
+    Phi, y = small_problem["Phi"], small_problem["y"]
+    r = lib.fit_ml(Phi, y, learning_rate=0.01, n_steps=1)
+    np.testing.assert_allclose(r.w, 0.01 * lib.gradient(np.zeros(Phi.shape[1]), Phi, y))
+    assert r.train_ll[0] == pytest.approx(np.log(0.5))
+    np.testing.assert_array_equal(r.steps, [0, 1])
+
+
+def test_likelihood_increases_and_history_shapes(small_problem):
+    d = small_problem
+    r = lib.fit_ml(d["Phi"], d["y"], learning_rate=0.01, n_steps=200, Phi_test=d["Phi_test"], y_test=d["y_test"],
+                   record_every=10)
+    assert r.train_ll.shape == r.test_ll.shape == r.steps.shape == (21,)
+    assert np.all(np.diff(r.train_ll) > 0)
+    assert r.train_ll[-1] == pytest.approx(lib.log_likelihood(r.w, d["Phi"], d["y"]) / d["y"].size)
+
+
+def test_minibatches_are_seeded(small_problem):
+    Phi, y = small_problem["Phi"], small_problem["y"]
+    a = lib.fit_ml(Phi, y, learning_rate=0.05, n_steps=50, batch_size=16, seed=3)
+    b = lib.fit_ml(Phi, y, learning_rate=0.05, n_steps=50, batch_size=16, seed=3)
+    c = lib.fit_ml(Phi, y, learning_rate=0.05, n_steps=50, batch_size=16, seed=4)
+    np.testing.assert_array_equal(a.w, b.w)
+    assert not np.allclose(a.w, c.w)
+
+
+def test_convergence_test_stops_early(small_problem):
+    r = lib.fit_ml(lib.linear_features(small_problem["X"]), small_problem["y"], learning_rate=0.01,
+                   n_steps=100000, tol=1e-9)
+    assert r.converged and r.steps[-1] < 100000
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"learning_rate": 0.0, "n_steps": 5}, ValueError, "learning_rate must be a positive"),
+        ({"learning_rate": 0.1, "n_steps": 0}, ValueError, "n_steps must be a positive integer"),
+        ({"learning_rate": 0.1, "n_steps": 2.5}, TypeError, "n_steps must be a positive integer"),
+        ({"learning_rate": 0.1, "n_steps": 5, "batch_size": 1000}, ValueError, "batch_size must be at most"),
+        ({"learning_rate": 0.1, "n_steps": 5, "Phi_test": np.ones((2, 41))}, ValueError, "given together"),
+        ({"learning_rate": 0.1, "n_steps": 5, "Phi_test": np.ones((2, 3)), "y_test": np.zeros(2)}, ValueError,
+         "Phi_test must have 41 columns"),
+        ({"learning_rate": 0.1, "n_steps": 5, "w0": np.zeros(2)}, ValueError, "w0 must have length 41"),
+    ],
+)
+def test_fit_ml_errors(small_problem, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        lib.fit_ml(small_problem["Phi"], small_problem["y"], **kwargs)

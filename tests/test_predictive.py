@@ -1,0 +1,63 @@
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.special import expit
+
+import lib
+from lib.predictive import probit_logits
+
+
+def _exact(mu, var):
+    sd = np.sqrt(var)
+    f = lambda a: expit(a) * np.exp(-((a - mu) ** 2) / (2 * var)) / np.sqrt(2 * np.pi * var)
+    return integrate.quad(f, mu - 20 * sd, mu + 20 * sd, epsabs=1e-13, epsrel=1e-12, limit=200)[0]
+
+
+def test_gauss_hermite_reference_matches_quad():
+    mus = np.array([-3.0, 0.0, 0.5, 4.0, -1.0])
+    vars_ = np.array([0.1, 1.0, 10.0, 50.0, 100.0])
+    exact = np.array([_exact(m, v) for m, v in zip(mus, vars_)])
+    np.testing.assert_allclose(lib.logistic_gaussian_expectation(mus, vars_), exact, atol=1e-6)
+
+
+def test_probit_approximation_error_bound():
+    mu, var = np.meshgrid(np.linspace(-6, 6, 49), np.geomspace(1e-3, 100, 41))
+    mu, var = mu.ravel(), var.ravel()
+    exact = np.array([_exact(m, v) for m, v in zip(mu, var)])
+    err = np.max(np.abs(lib.probit_approximation(mu, var) - exact))
+    assert err < 0.018
+    assert err > 0.005  # it is an approximation: the grid does find its error
+
+
+def test_probit_with_zero_variance_is_sigmoid():
+    mu = np.linspace(-5, 5, 11)
+    np.testing.assert_allclose(lib.probit_approximation(mu, np.zeros(11)), expit(mu), atol=1e-15)
+
+
+def test_activation_moments(small_problem):
+    Phi, y, Phi_t = small_problem["Phi"], small_problem["y"], small_problem["Phi_test"]
+    post = lib.fit_laplace(Phi, y, 1.0)
+    mu, var = lib.activation_moments(post, Phi_t)
+    cov = np.linalg.solve(post.precision, np.eye(post.n_weights))
+    np.testing.assert_allclose(mu, Phi_t @ post.w_map, atol=1e-12)
+    np.testing.assert_allclose(var, np.einsum("nm,mk,nk->n", Phi_t, cov, Phi_t), rtol=1e-8)
+    p = lib.predictive_proba(post, Phi_t)
+    np.testing.assert_allclose(p, expit(mu / np.sqrt(1 + np.pi * var / 8)), atol=1e-14)
+    # moderation pulls probabilities towards 1/2 without changing the decision
+    p_map = lib.map_proba(post, Phi_t)
+    assert np.all(np.abs(p - 0.5) <= np.abs(p_map - 0.5) + 1e-15)
+    np.testing.assert_array_equal(p > 0.5, p_map > 0.5)
+
+
+def test_predictive_errors(small_problem):
+    post = lib.fit_laplace(small_problem["Phi"], small_problem["y"], 1.0)
+    with pytest.raises(ValueError, match="Phi must have 41 columns"):
+        lib.predictive_proba(post, np.ones((3, 5)))
+    with pytest.raises(TypeError, match="posterior must be a LaplacePosterior"):
+        lib.map_proba({"w_map": 1}, np.ones((3, 41)))
+    with pytest.raises(ValueError, match="var must be non-negative"):
+        probit_logits(np.zeros(2), np.array([1.0, -1.0]))
+    with pytest.raises(ValueError, match="var must have length 2"):
+        lib.probit_approximation(np.zeros(2), np.ones(3))
+    with pytest.raises(ValueError, match="var must be non-negative"):
+        lib.logistic_gaussian_expectation(np.zeros(1), -np.ones(1))

@@ -127,9 +127,10 @@ def fit_ml(
                 pos = 0
             idx = order[pos : pos + bs]
             pos += bs
-        Pb = Phi[idx]
+        # Full batch: use Phi itself (no per-step copy of the whole design).
+        Pb, yb = (Phi, y) if batch_size is None else (Phi[idx], y[idx])
         # Algorithm 1, update line: w <- w + eta * Phi_B^T (y_B - s(Phi_B w)).
-        w += eta * (Pb.T @ (y[idx] - sigmoid(Pb @ w)))
+        w += eta * (Pb.T @ (yb - sigmoid(Pb @ w)))
         if k % record_every == 0 or k == n_steps:
             record(k)
             if tol is not None and len(train) > 1 and abs(train[-1] - train[-2]) < tol:

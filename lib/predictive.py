@@ -69,15 +69,17 @@ def probit_approximation(mu, var) -> np.ndarray:
     return sigmoid(probit_logits(mu, var))
 
 
-def logistic_gaussian_expectation(mu, var, n_points: int = 200) -> np.ndarray:
-    """``E[s(a)]`` for ``a ~ N(mu, var)`` by Gauss-Hermite quadrature (the exact reference).
+def logistic_gaussian_expectation(mu, var) -> np.ndarray:
+    """``E[s(a)]`` for ``a ~ N(mu, var)`` by the trapezoid rule (the exact reference).
+
+    With ``a = mu + sd z``, the integrand ``s(mu + sd z) N(z | 0, 1)`` is analytic in a strip of
+    half-width ``pi / sd`` (the poles of ``s``), so the trapezoid rule on ``z in [-10, 10]`` with
+    step ``h <= 0.25 / sd`` converges geometrically, error ``~ exp(-2 pi^2 / (sd h))``: far below
+    ``1e-12`` here (checked against adaptive quadrature in the tests).
 
     Parameters
     ----------
     mu, var : array_like, shape (N,)
-    n_points : int
-        Quadrature nodes; with the default 200 the result is within 1e-6 of adaptive
-        quadrature for ``var <= 100`` (tested), far below the probit approximation's error.
 
     Returns
     -------
@@ -87,9 +89,16 @@ def logistic_gaussian_expectation(mu, var, n_points: int = 200) -> np.ndarray:
     var = as_vector(np.atleast_1d(var), "var", length=mu.shape[0])
     if np.any(var < 0):
         raise ValueError("var must be non-negative")
-    x, wts = np.polynomial.hermite_e.hermegauss(n_points)    # weight exp(-x^2/2)
-    a = mu[:, None] + np.sqrt(var)[:, None] * x[None, :]
-    return sigmoid(a) @ wts / np.sqrt(2.0 * np.pi)
+    sd = np.sqrt(var)
+    h = min(0.1, 0.25 / max(float(sd.max(initial=0.0)), 1e-12))
+    z = np.arange(-10.0, 10.0 + h / 2, h)
+    weights = np.exp(-0.5 * z**2) * h / np.sqrt(2.0 * np.pi)   # trapezoid (ends are ~1e-22)
+    out = np.empty_like(mu)
+    chunk = max(1, 2_000_000 // z.size)
+    for i in range(0, mu.size, chunk):
+        a = mu[i : i + chunk, None] + sd[i : i + chunk, None] * z[None, :]
+        out[i : i + chunk] = sigmoid(a) @ weights
+    return out
 
 
 def predictive_logits(posterior: LaplacePosterior, Phi) -> np.ndarray:

@@ -27,7 +27,7 @@ book: $(STAMP)
 	@test -f _build/html/index.html && echo "book written to _build/html/index.html"
 
 check-data: $(STAMP)
-	@$(BIN)/python -m lib.data
+	@$(BIN)/python -m lib
 
 test: $(STAMP) check-data
 	$(BIN)/python -m pytest

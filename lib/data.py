@@ -99,6 +99,7 @@ def fetch(name: str, *, data_dir=None, base_url: str | None = None) -> Path:
     import requests
 
     url = (base_url or os.environ.get("BLC_DATA_URL") or DEFAULT_URL).rstrip("/") + "/" + name
+    pooch.get_logger().setLevel("WARNING")  # no "Downloading ..." chatter in notebooks
     try:
         # pooch reuses a cached file whose hash matches, and downloads (then verifies) otherwise.
         got = pooch.retrieve(
@@ -202,8 +203,8 @@ def random_split(X, y, *, train_fraction: float = 0.75, seed: int = 0):
     return X[tr], y[tr], X[te], y[te]
 
 
-def _main() -> int:
-    """``python -m lib.data``: check that the data can be loaded; exit 1 with the fix if not."""
+def main() -> int:
+    """``python -m lib``: check that the data can be loaded; exit 1 with the fix if not."""
     import sys
 
     try:
@@ -215,5 +216,3 @@ def _main() -> int:
     return 0
 
 
-if __name__ == "__main__":
-    raise SystemExit(_main())

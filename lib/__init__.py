@@ -3,6 +3,7 @@
 Modules, one per concept: :mod:`lib.data`, :mod:`lib.features`, :mod:`lib.likelihood`,
 :mod:`lib.ml`, :mod:`lib.laplace`, :mod:`lib.predictive`, :mod:`lib.metrics`.
 """
+from . import data, features, laplace, likelihood, metrics, ml, plots, predictive, report
 from .data import DataError, load_lab_data, random_split, report_split
 from .features import add_bias, linear_features, rbf_features
 from .laplace import ConvergenceError, LaplacePosterior, fit_laplace, log_evidence, precision_matrix

@@ -1,0 +1,380 @@
+"""The maximum-likelihood lab (report appendix A): step sizes, scored fits, the majority effect.
+
+Three pieces sit on top of :func:`lib.ml.fit_ml` (algorithm 1):
+
+* :func:`curvature_bound` -- the constant ``L`` that makes the *summed* log-likelihood
+  ``L``-smooth. Its Hessian is ``-Phi^T diag(s (1 - s)) Phi`` and ``s (1 - s) <= 1/4``, so::
+
+      0 <= -Hessian <= Phi^T Phi / 4,    L = lambda_max(Phi^T Phi) / 4.
+
+  Gradient ascent with a step ``eta < 2 / L`` increases the log-likelihood at every step;
+  ``eta = 1 / L`` is the classical choice. Larger steps may oscillate (report figure 8a).
+* :func:`fit_and_score` -- one run of algorithm 1 with the numbers the lab reports: final
+  average log-likelihoods (table 10), confusion matrices (tables 7-9), epochs used (figure 12).
+* :func:`rbf_probability` -- ``P(y = 1 | x)`` of an RBF classifier on many inputs (contour
+  grids), a chunk of rows at a time.
+* :func:`majority_effect` -- the ``l = 0.01`` experiment of figure 11: a width far below the
+  spacing of the inputs leaves every test point outside every basis function, so the
+  classifier predicts from its bias alone, i.e. the training set's majority class.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import eigh
+from scipy.sparse.linalg import LinearOperator, eigsh
+
+from ._validate import as_labels, as_matrix, as_vector, positive_int, positive_scalar
+from .features import rbf_features
+from .likelihood import average_log_likelihood_logits, sigmoid
+from .metrics import accuracy, confusion_matrix, predict_labels
+from .ml import GradientAscentResult, fit_ml
+
+#: Designs with at most this many columns get a dense eigen-solve; wider ones use Lanczos.
+_DENSE_MAX_COLS = 200
+
+
+def curvature_bound(Phi) -> float:
+    """Smoothness constant ``L = lambda_max(Phi^T Phi) / 4`` of the summed log-likelihood.
+
+    ``-Hessian = Phi^T diag(s (1 - s)) Phi`` (report eq. 5) is bounded by ``Phi^T Phi / 4``
+    because ``s (1 - s) <= 1/4``. Gradient ascent on the summed log-likelihood (algorithm 1
+    with the full batch) is then guaranteed to increase it for any step ``eta < 2 / L``.
+
+    Parameters
+    ----------
+    Phi : array_like, shape (N, M)
+        Design (rows are data points).
+
+    Returns
+    -------
+    float
+        ``L > 0`` (or ``0.0`` for an all-zero design).
+
+    Notes
+    -----
+    The largest eigenvalue of ``Phi^T Phi`` is found by a dense symmetric solve for narrow
+    designs and by Lanczos iteration (``scipy.sparse.linalg.eigsh``, started from a fixed
+    vector so the result is reproducible) for wide ones, without forming ``Phi^T Phi``.
+    """
+    Phi = as_matrix(Phi, "Phi")
+    M = Phi.shape[1]
+    if M <= _DENSE_MAX_COLS:
+        gram = Phi.T @ Phi
+        lam = eigh(gram, eigvals_only=True, subset_by_index=[M - 1, M - 1])[0]
+    else:
+        op = LinearOperator((M, M), matvec=lambda v: Phi.T @ (Phi @ v), dtype=float)
+        lam = eigsh(op, k=1, which="LA", v0=np.ones(M), return_eigenvectors=False)[0]
+    return float(max(lam, 0.0)) / 4.0
+
+
+def epochs(steps, n_rows: int, batch_size: int | None = None) -> np.ndarray:
+    """Passes through the training set made after a number of gradient steps.
+
+    Parameters
+    ----------
+    steps : array_like, shape (K,)
+        Step counts (e.g. ``GradientAscentResult.steps``), each >= 0.
+    n_rows : int
+        Number N of training rows.
+    batch_size : int, optional
+        Minibatch size B of the run; ``None`` means the full batch (one step per epoch).
+
+    Returns
+    -------
+    ndarray, shape (K,)
+        ``steps * B / N``.
+    """
+    steps = as_vector(steps, "steps")
+    if np.any(steps < 0):
+        raise ValueError("steps must hold non-negative step counts")
+    n_rows = positive_int(n_rows, "n_rows")
+    batch_size = positive_int(batch_size, "batch_size", allow_none=True)
+    if batch_size is not None and batch_size > n_rows:
+        raise ValueError(f"batch_size must be at most n_rows ({n_rows}), got {batch_size}")
+    bs = n_rows if batch_size is None else batch_size
+    return steps * bs / n_rows
+
+
+@dataclass(frozen=True)
+class ScoredFit:
+    """One run of algorithm 1 with the lab's scores (report tables 7-10).
+
+    Attributes
+    ----------
+    fit : GradientAscentResult
+        The run: weights and train/test histories.
+    learning_rate : float
+        Step size used.
+    epochs : float
+        Passes through the training set made (to convergence, or the step cap).
+    train_ll, test_ll : float
+        Final average log-likelihoods (table 10).
+    train_accuracy, test_accuracy : float
+        Fractions of labels matched by ``p > 1/2``.
+    train_confusion, test_confusion : ndarray, shape (2, 2)
+        Row-normalised confusion matrices ``P(yhat = j | y = i)`` (tables 7-9).
+    """
+
+    fit: GradientAscentResult
+    learning_rate: float
+    epochs: float
+    train_ll: float
+    test_ll: float
+    train_accuracy: float
+    test_accuracy: float
+    train_confusion: np.ndarray
+    test_confusion: np.ndarray
+
+
+def fit_and_score(
+    Phi_train,
+    y_train,
+    Phi_test,
+    y_test,
+    *,
+    learning_rate: float,
+    n_steps: int,
+    batch_size: int | None = None,
+    seed: int = 0,
+    tol: float | None = None,
+    record_every: int = 1,
+) -> ScoredFit:
+    """Run algorithm 1 (:func:`lib.ml.fit_ml`) and score the final weights on both sets.
+
+    Parameters
+    ----------
+    Phi_train : array_like, shape (N, M)
+        Training design.
+    y_train : array_like, shape (N,)
+        Training labels 0/1.
+    Phi_test : array_like, shape (N_test, M)
+        Test design (features on the same centres).
+    y_test : array_like, shape (N_test,)
+        Test labels 0/1.
+    learning_rate, n_steps, batch_size, seed, tol, record_every
+        Passed to :func:`lib.ml.fit_ml`.
+
+    Returns
+    -------
+    ScoredFit
+    """
+    res = fit_ml(
+        Phi_train, y_train, learning_rate=learning_rate, n_steps=n_steps, batch_size=batch_size,
+        seed=seed, Phi_test=Phi_test, y_test=y_test, tol=tol, record_every=record_every,
+    )  # fit_ml validates every argument
+    Phi_train = np.asarray(Phi_train, dtype=float)
+    Phi_test = np.asarray(Phi_test, dtype=float)
+    y_train = np.asarray(y_train, dtype=float)
+    y_test = np.asarray(y_test, dtype=float)
+    a_tr, a_te = Phi_train @ res.w, Phi_test @ res.w      # activations a = Phi w
+    p_tr, p_te = sigmoid(a_tr), sigmoid(a_te)
+    return ScoredFit(
+        fit=res,
+        learning_rate=float(learning_rate),
+        epochs=float(epochs(res.steps[-1:], Phi_train.shape[0], batch_size)[0]),
+        train_ll=average_log_likelihood_logits(a_tr, y_train),   # stable: from logits
+        test_ll=average_log_likelihood_logits(a_te, y_test),
+        train_accuracy=accuracy(p_tr, y_train),
+        test_accuracy=accuracy(p_te, y_test),
+        train_confusion=confusion_matrix(p_tr, y_train),
+        test_confusion=confusion_matrix(p_te, y_test),
+    )
+
+
+def rbf_probability(X, centres, width: float, w, *, chunk_size: int = 4096) -> np.ndarray:
+    """``P(y = 1 | x) = s(phi(x) . w)`` of an RBF classifier, evaluated in chunks of rows.
+
+    Contour plots of a narrow-width classifier need fine grids (10^5 points or more) against
+    hundreds of centres; evaluating the design a chunk at a time keeps memory at
+    ``chunk_size x (C + 1)`` floats.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, D)
+        Inputs.
+    centres : array_like, shape (C, D)
+        Centres of the basis functions (the training inputs).
+    width : float
+        RBF width ``l``.
+    w : array_like, shape (C + 1,)
+        Weights, the bias last (as :func:`lib.features.rbf_features` orders the columns).
+    chunk_size : int
+        Rows per chunk.
+
+    Returns
+    -------
+    ndarray, shape (N,)
+    """
+    X = as_matrix(X, "X")
+    centres = as_matrix(centres, "centres", n_cols=X.shape[1])
+    width = positive_scalar(width, "width")
+    w = as_vector(w, "w", length=centres.shape[0] + 1)
+    chunk_size = positive_int(chunk_size, "chunk_size")
+    out = np.empty(X.shape[0])
+    for start in range(0, X.shape[0], chunk_size):
+        rows = slice(start, start + chunk_size)
+        out[rows] = sigmoid(rbf_features(X[rows], centres, width) @ w)   # s(phi(x) . w)
+    return out
+
+
+def _fraction(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number in [0, 1], got {type(value).__name__}")
+    v = float(value)
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    return v
+
+
+def resample_to_fraction(X, y, *, fraction: float, n_points: int, seed: int = 0):
+    """Draw a training set of ``n_points`` rows with a given fraction of ones.
+
+    ``k = round(fraction * n_points)`` rows are drawn without replacement from the rows with
+    ``y = 1`` and ``n_points - k`` from those with ``y = 0``; the result is shuffled. The
+    labels stay the true labels of the drawn points.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, D)
+        Inputs to draw from.
+    y : array_like, shape (N,)
+        Their labels 0/1.
+    fraction : float
+        Wanted fraction of ones, in [0, 1].
+    n_points : int
+        Size of the drawn set.
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    X_s : ndarray, shape (n_points, D)
+    y_s : ndarray, shape (n_points,)
+
+    Raises
+    ------
+    ValueError
+        If a class has fewer rows than the draw needs.
+    """
+    X = as_matrix(X, "X")
+    y = as_labels(y, "y", length=X.shape[0])
+    fraction = _fraction(fraction, "fraction")
+    n_points = positive_int(n_points, "n_points")
+    k = int(round(fraction * n_points))
+    ones, zeros = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
+    if k > ones.size or n_points - k > zeros.size:
+        raise ValueError(
+            f"n_points={n_points} at fraction={fraction} needs {k} ones and {n_points - k} zeros, "
+            f"but y has {ones.size} ones and {zeros.size} zeros"
+        )
+    rng = np.random.default_rng(seed)
+    rows = np.concatenate([rng.choice(ones, k, replace=False), rng.choice(zeros, n_points - k, replace=False)])
+    rows = rng.permutation(rows)
+    return X[rows], y[rows]
+
+
+@dataclass(frozen=True)
+class MajorityEffect:
+    """Outcome of :func:`majority_effect` (report figure 11).
+
+    Attributes
+    ----------
+    fractions : ndarray, shape (F,)
+        Fraction of ones forced on each training set.
+    predicted_ones : ndarray, shape (F, R)
+        Fraction of the test points classified as 1, for each fraction and repeat.
+    width : float
+        RBF width ``l`` used.
+    n_points : int
+        Size of each resampled training set.
+    """
+
+    fractions: np.ndarray
+    predicted_ones: np.ndarray
+    width: float
+    n_points: int
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Average over repeats of the fraction of test points predicted 1, shape (F,)."""
+        return self.predicted_ones.mean(axis=1)
+
+    @property
+    def std(self) -> np.ndarray:
+        """Standard deviation over repeats, shape (F,)."""
+        return self.predicted_ones.std(axis=1)
+
+
+def majority_effect(
+    X_train,
+    y_train,
+    X_test,
+    *,
+    width: float,
+    fractions,
+    n_points: int,
+    n_repeats: int,
+    n_steps: int,
+    learning_rate: float | None = None,
+    seed: int = 0,
+) -> MajorityEffect:
+    """Fraction of test points predicted 1 when the training set's fraction of ones is forced.
+
+    For each fraction and repeat: draw a training set with :func:`resample_to_fraction`, build
+    RBF features centred on its inputs, fit by full-batch gradient ascent (algorithm 1), and
+    count the test points with ``s(phi(x) . w) > 1/2``.
+
+    Parameters
+    ----------
+    X_train : array_like, shape (N, 2)
+        Pool of training inputs.
+    y_train : array_like, shape (N,)
+        Their labels 0/1.
+    X_test : array_like, shape (N_test, 2)
+        Test inputs.
+    width : float
+        RBF width ``l``.
+    fractions : array_like, shape (F,)
+        Fractions of ones to force, each in [0, 1].
+    n_points : int
+        Size of each resampled training set.
+    n_repeats : int
+        Draws per fraction.
+    n_steps : int
+        Gradient steps per fit.
+    learning_rate : float, optional
+        Step size; ``None`` uses ``1 / L`` (:func:`curvature_bound`) of each design.
+    seed : int
+        Seed of the generator that seeds every draw.
+
+    Returns
+    -------
+    MajorityEffect
+    """
+    X_train = as_matrix(X_train, "X_train")
+    y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
+    X_test = as_matrix(X_test, "X_test", n_cols=X_train.shape[1])
+    width = positive_scalar(width, "width")
+    fractions = as_vector(fractions, "fractions")
+    if np.any((fractions < 0) | (fractions > 1)):
+        raise ValueError("fractions must all be in [0, 1]")
+    n_points = positive_int(n_points, "n_points")
+    n_repeats = positive_int(n_repeats, "n_repeats")
+    n_steps = positive_int(n_steps, "n_steps")
+    if learning_rate is not None:
+        learning_rate = positive_scalar(learning_rate, "learning_rate")
+
+    seeds = np.random.default_rng(seed).integers(0, 2**32, size=(fractions.size, n_repeats))
+    out = np.empty((fractions.size, n_repeats))
+    for i, f in enumerate(fractions):
+        for r in range(n_repeats):
+            Xs, ys = resample_to_fraction(X_train, y_train, fraction=float(f), n_points=n_points,
+                                          seed=int(seeds[i, r]))
+            Phi = rbf_features(Xs, Xs, width)             # centres = the drawn training inputs
+            eta = 1.0 / curvature_bound(Phi) if learning_rate is None else learning_rate
+            w = fit_ml(Phi, ys, learning_rate=eta, n_steps=n_steps, record_every=n_steps).w
+            p_test = rbf_probability(X_test, Xs, width, w)
+            out[i, r] = predict_labels(p_test).mean()     # fraction of test points predicted 1
+    return MajorityEffect(fractions=fractions, predicted_ones=out, width=width, n_points=n_points)

@@ -12,6 +12,13 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 CHAPTERS := $(wildcard chapters/*.ipynb)
 
+# One BLAS thread per process: the chapters' linear algebra is small, and several threads on a
+# shared 2-core machine oversubscribe it (a 751x751 Cholesky goes from 0.01 s to seconds). The
+# grid engine gets its parallelism from joblib processes instead.
+export OPENBLAS_NUM_THREADS ?= 1
+export OMP_NUM_THREADS ?= 1
+export MKL_NUM_THREADS ?= 1
+
 .PHONY: book test execute lock bench clean check-data
 
 $(STAMP): requirements.lock pyproject.toml

@@ -4,7 +4,8 @@ predictive"; report tables 1-4 and section 3.3).
 Two kinds of score:
 
 * **evidence criteria** on the training data: the Laplace log evidence split into its four
-  terms, and the Bayesian information criterion (lecture notes 7.3.1)::
+  terms, the Bayesian information criterion (lecture notes 7.3.1), and the number of
+  well-determined weights ``gamma = M - tr(A^{-1}) / s2``::
 
       log p(y) ~= L(w_MAP) - w_MAP.w_MAP / (2 s2) - (M/2) log s2 - (1/2) log|A|
       BIC       = L(w_MAP) - (M/2) log N
@@ -19,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.linalg import solve_triangular
 
 from ._validate import as_labels, as_vector, positive_int
 from .laplace import LaplacePosterior
@@ -83,6 +85,29 @@ def bic(posterior: LaplacePosterior, n_data: int) -> float:
     post = _check_posterior(posterior)
     n = positive_int(n_data, "n_data")
     return float(post.log_likelihood) - 0.5 * post.n_weights * float(np.log(n))
+
+
+def effective_parameters(posterior: LaplacePosterior) -> float:
+    """Number of well-determined weights ``gamma = M - tr(A^{-1}) / s2`` (MacKay 1992).
+
+    With ``lambda_i`` the eigenvalues of the data term ``Phi^T S Phi`` of the precision,
+    ``gamma = sum_i lambda_i / (lambda_i + 1/s2)``: each direction counts 1 when the data
+    pin it down (``lambda_i >> 1/s2``) and 0 when the prior does. ``tr(A^{-1})`` is
+    ``|L^{-1}|_F^2`` from the Cholesky factor, no explicit inverse.
+
+    Parameters
+    ----------
+    posterior : LaplacePosterior
+
+    Returns
+    -------
+    float
+        ``0 <= gamma <= M``.
+    """
+    post = _check_posterior(posterior)
+    M = post.n_weights
+    Linv = solve_triangular(post.chol, np.eye(M), lower=True)   # A^{-1} = L^{-T} L^{-1}
+    return float(M - np.sum(Linv**2) / post.s2)
 
 
 # --------------------------------------------------------------------------- predictive scores

@@ -4,7 +4,15 @@ import pytest
 from scipy.special import expit
 
 import lib
-from lib.evaluate import SplitScores, bic, decision_crosstab, evaluate, evidence_terms, score_split
+from lib.evaluate import (
+    SplitScores,
+    bic,
+    decision_crosstab,
+    effective_parameters,
+    evaluate,
+    evidence_terms,
+    score_split,
+)
 
 
 @pytest.fixture
@@ -152,3 +160,31 @@ def test_score_split_bad_input(fitted):
         evaluate(post, prob["Phi"], prob["y"], Phi, y[:5])
     with pytest.raises(TypeError, match="posterior must be a LaplacePosterior"):
         evaluate(None, prob["Phi"], prob["y"], Phi, y)
+
+
+# ------------------------------------------------------------------ effective_parameters
+
+
+@pytest.mark.parametrize("s2", [0.1, 1.0, 10.0])
+def test_effective_parameters_eigenvalue_formula(small_problem, s2):
+    Phi, y = small_problem["Phi"], small_problem["y"]
+    post = lib.fit_laplace(Phi, y, s2)
+    p = expit(Phi @ post.w_map)
+    lam = np.linalg.eigvalsh((Phi.T * (p * (1 - p))) @ Phi)
+    gamma = effective_parameters(post)
+    assert gamma == pytest.approx(np.sum(lam / (lam + 1 / s2)), rel=1e-9)
+    assert 0 < gamma < Phi.shape[1]
+
+
+def test_effective_parameters_limits(small_problem):
+    Phi, y = small_problem["Phi"], small_problem["y"]
+    # a design with no information: the precision is the prior's, gamma = 0
+    post0 = lib.fit_laplace(np.zeros((5, 3)), np.array([0, 1, 0, 1, 1]), 2.0)
+    assert effective_parameters(post0) == pytest.approx(0.0, abs=1e-12)
+    # more prior variance, more weights left to the data
+    assert effective_parameters(lib.fit_laplace(Phi, y, 10.0)) > effective_parameters(lib.fit_laplace(Phi, y, 0.1))
+
+
+def test_effective_parameters_needs_a_posterior():
+    with pytest.raises(TypeError, match="posterior must be a LaplacePosterior"):
+        effective_parameters(np.eye(3))

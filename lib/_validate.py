@@ -6,6 +6,16 @@ import numbers
 import numpy as np
 
 
+def _real_array(value, name: str) -> np.ndarray:
+    """``np.asarray(value)``, or a TypeError unless it holds real numbers."""
+    arr = np.asarray(value)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+        raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}")
+    if np.iscomplexobj(arr):
+        raise TypeError(f"{name} must be real, got a complex array")
+    return arr
+
+
 def as_matrix(value, name: str, *, n_cols: int | None = None) -> np.ndarray:
     """Return ``value`` as a finite float 2-D array, or raise naming ``name``.
 
@@ -17,11 +27,7 @@ def as_matrix(value, name: str, *, n_cols: int | None = None) -> np.ndarray:
     n_cols : int, optional
         Required number of columns D.
     """
-    arr = np.asarray(value)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be real, got a complex array")
+    arr = _real_array(value, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array of shape (N, D), got shape {arr.shape}")
     if n_cols is not None and arr.shape[1] != n_cols:
@@ -36,11 +42,7 @@ def as_matrix(value, name: str, *, n_cols: int | None = None) -> np.ndarray:
 
 def as_vector(value, name: str, *, length: int | None = None) -> np.ndarray:
     """Return ``value`` as a finite float 1-D array, or raise naming ``name``."""
-    arr = np.asarray(value)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
-        raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}")
-    if np.iscomplexobj(arr):
-        raise TypeError(f"{name} must be real, got a complex array")
+    arr = _real_array(value, name)
     if arr.ndim != 1:
         raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}")
     if length is not None and arr.shape[0] != length:

@@ -162,6 +162,14 @@ def check_lab_data(X: np.ndarray, y: np.ndarray) -> None:
         raise DataError(f"y.txt must hold only the labels 0 and 1, found {np.unique(y)[:5].tolist()}. {_HOW_TO_FIX}")
 
 
+def _paired(X, y) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``X`` and ``y`` as arrays, checking that they have the same number of rows."""
+    X, y = np.asarray(X), np.asarray(y)
+    if X.ndim == 0 or y.ndim == 0 or X.shape[0] != y.shape[0]:
+        raise ValueError(f"X and y must have the same number of rows, got shapes {X.shape} and {y.shape}")
+    return X, y
+
+
 def report_split(X, y, n_train: int = N_TRAIN):
     """The report's split: the first ``n_train`` rows train, the rest test, in file order.
 
@@ -175,10 +183,7 @@ def report_split(X, y, n_train: int = N_TRAIN):
     -------
     X_train, y_train, X_test, y_test : ndarray
     """
-    X = np.asarray(X)
-    y = np.asarray(y)
-    if X.shape[0] != y.shape[0]:
-        raise ValueError(f"X and y must have the same number of rows, got {X.shape[0]} and {y.shape[0]}")
+    X, y = _paired(X, y)
     if not 0 < n_train < X.shape[0]:
         raise ValueError(f"n_train must be between 1 and {X.shape[0] - 1}, got {n_train}")
     return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
@@ -191,10 +196,7 @@ def random_split(X, y, *, train_fraction: float = 0.75, seed: int = 0):
     -------
     X_train, y_train, X_test, y_test : ndarray
     """
-    X = np.asarray(X)
-    y = np.asarray(y)
-    if X.shape[0] != y.shape[0]:
-        raise ValueError(f"X and y must have the same number of rows, got {X.shape[0]} and {y.shape[0]}")
+    X, y = _paired(X, y)
     if not 0 < train_fraction < 1:
         raise ValueError(f"train_fraction must be strictly between 0 and 1, got {train_fraction}")
     perm = np.random.default_rng(seed).permutation(X.shape[0])

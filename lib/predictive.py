@@ -44,6 +44,15 @@ def activation_moments(posterior: LaplacePosterior, Phi) -> tuple[np.ndarray, np
     return mu, np.einsum("mn,mn->n", V, V)
 
 
+def _gaussian_moments(mu, var) -> tuple[np.ndarray, np.ndarray]:
+    """Check means and non-negative variances of equal length; return them as float vectors."""
+    mu = as_vector(np.atleast_1d(mu), "mu")
+    var = as_vector(np.atleast_1d(var), "var", length=mu.shape[0])
+    if np.any(var < 0):
+        raise ValueError("var must be non-negative")
+    return mu, var
+
+
 def probit_logits(mu, var) -> np.ndarray:
     """Moderated activation ``kappa(var) mu`` with ``kappa = (1 + pi var / 8)^{-1/2}``.
 
@@ -57,10 +66,7 @@ def probit_logits(mu, var) -> np.ndarray:
     -------
     ndarray, shape (N,)
     """
-    mu = as_vector(np.atleast_1d(mu), "mu")
-    var = as_vector(np.atleast_1d(var), "var", length=mu.shape[0])
-    if np.any(var < 0):
-        raise ValueError("var must be non-negative")
+    mu, var = _gaussian_moments(mu, var)
     return mu / np.sqrt(1.0 + np.pi * var / 8.0)
 
 
@@ -85,10 +91,7 @@ def logistic_gaussian_expectation(mu, var) -> np.ndarray:
     -------
     ndarray, shape (N,)
     """
-    mu = as_vector(np.atleast_1d(mu), "mu")
-    var = as_vector(np.atleast_1d(var), "var", length=mu.shape[0])
-    if np.any(var < 0):
-        raise ValueError("var must be non-negative")
+    mu, var = _gaussian_moments(mu, var)
     sd = np.sqrt(var)
     h = min(0.1, 0.25 / max(float(sd.max(initial=0.0)), 1e-12))
     z = np.arange(-10.0, 10.0 + h / 2, h)

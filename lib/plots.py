@@ -109,3 +109,61 @@ def plot_probability_contours(
     if title:
         ax.set_title(title)
     return ax
+
+
+def _log_ticks(values):
+    """Tick positions (cell units) and labels ``10^e`` for a log-spaced heat-map axis."""
+    e = np.log10(values)
+    if e.size <= 12:                                   # few cells: label every one
+        return np.arange(e.size) + 0.5, [f"$10^{{{v:g}}}$" for v in np.round(e, 2)]
+    step = (e[-1] - e[0]) / (e.size - 1)               # many cells: whole powers of ten
+    powers = np.arange(np.ceil(e[0] - 1e-9), np.floor(e[-1] + 1e-9) + 1)
+    return (powers - e[0]) / step + 0.5, [f"$10^{{{p:g}}}$" for p in powers]
+
+
+def plot_grid_heatmap(ax, table, value: str, *, best=None, annotate: bool = False, fmt: str = ".0f",
+                      cmap: str = "viridis", vmin=None, vmax=None, colorbar_label: str | None = None,
+                      title: str | None = None):
+    """Seaborn heat map of one column of a ``(s2, width)`` grid table (report figures 4-5).
+
+    The width ``l`` runs along x and the prior variance ``s2`` up y; both grids must be
+    log-spaced (as from :func:`numpy.logspace`), and the tick labels are powers of ten.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    table : pandas.DataFrame
+        One row per grid point with columns ``s2``, ``width`` and ``value`` (the layout of
+        :func:`lib.grid.evidence_grid`).
+    value : str
+        Column to colour by.
+    best : (s2, width), optional
+        Grid point to mark with a star (e.g. the highest evidence).
+    annotate : bool
+        Write each cell's value (for small grids), formatted with ``fmt``.
+    cmap, vmin, vmax : colour map and its limits.
+    colorbar_label, title : str, optional
+    """
+    import seaborn as sns
+
+    if value not in table.columns:
+        raise ValueError(f"value must be a column of table, got {value!r}")
+    grid = table.pivot(index="s2", columns="width", values=value)   # rows: s2 ascending
+    sns.heatmap(grid, ax=ax, cmap=cmap, vmin=vmin, vmax=vmax, annot=annotate, fmt=fmt,
+                annot_kws={"fontsize": 7}, cbar_kws={"label": colorbar_label or value})
+    ax.invert_yaxis()                                  # small s2 at the bottom
+    for axis, values in ((ax.xaxis, grid.columns.to_numpy()), (ax.yaxis, grid.index.to_numpy())):
+        positions, labels = _log_ticks(values)
+        axis.set_ticks(positions)
+        axis.set_ticklabels(labels, rotation=0)
+    if best is not None:
+        i = int(np.argmin(np.abs(np.log(grid.index.to_numpy()) - np.log(best[0]))))
+        j = int(np.argmin(np.abs(np.log(grid.columns.to_numpy()) - np.log(best[1]))))
+        ax.plot(j + 0.5, i + 0.5, marker="*", markersize=16, color="white", markeredgecolor="black",
+                linestyle="none", label="highest evidence")
+        ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
+    ax.set_xlabel("RBF width $l$")
+    ax.set_ylabel("prior variance $s^2$")
+    if title:
+        ax.set_title(title)
+    return ax

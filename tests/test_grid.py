@@ -1,0 +1,129 @@
+"""Tests of lib.grid: the fast evidence grid equals lib.fit_laplace point by point."""
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import lib
+from lib import grid
+from lib.evaluate import evaluate
+from lib.grid import COLUMNS, evidence_grid
+
+S2 = np.array([0.01, 1.0, 100.0])
+#: 0.05: RBF block of full rank (dual form); 0.6 and 3: low rank (primal, reduced).
+WIDTHS = np.array([0.05, 0.6, 3.0])
+
+
+@pytest.fixture(scope="module")
+def data():
+    """120 points in 2-D, two overlapping classes (seeded): 90 train, 30 test."""
+    rng = np.random.default_rng(2024)
+    y = (rng.random(120) < 0.5).astype(float)
+    X = rng.normal(size=(120, 2)) + np.where(y[:, None] == 1, 0.9, -0.9)
+    return X[:90], y[:90], X[90:], y[90:]
+
+
+@pytest.fixture(scope="module")
+def table(data):
+    return evidence_grid(*data, S2, WIDTHS)
+
+
+def test_both_forms_are_exercised(data):
+    Xtr, _, Xte, _ = data
+    assert isinstance(grid._make_solver(Xtr, Xte, 0.05, 100.0), grid._Dual)
+    primal = grid._make_solver(Xtr, Xte, 3.0, 100.0)
+    assert isinstance(primal, grid._Primal)
+    assert primal.size < 45                            # rank reduction: 91 weights -> fewer directions
+
+
+def test_table_layout(table):
+    assert list(table.columns) == list(COLUMNS)
+    assert len(table) == S2.size * WIDTHS.size
+    assert table[["width", "s2"]].equals(table[["width", "s2"]].sort_values(["width", "s2"]))
+    assert np.all(np.isfinite(table.drop(columns="n_iter").to_numpy()))
+
+
+def test_equals_fit_laplace_per_point(data, table):
+    Xtr, ytr, Xte, yte = data
+    for row in table.itertuples():
+        Phi, Phi_test = lib.rbf_features(Xtr, Xtr, row.width), lib.rbf_features(Xte, Xtr, row.width)
+        expected = evaluate(lib.fit_laplace(Phi, ytr, row.s2, max_iter=500), Phi, ytr, Phi_test, yte)
+        for key, value in expected.items():
+            assert getattr(row, key) == pytest.approx(value, abs=1e-6), (key, row.s2, row.width)
+
+
+def test_warm_start_equals_cold_start(data):
+    s2 = np.logspace(-1, 2, 8)
+    warm = evidence_grid(*data, s2, WIDTHS)
+    cold = evidence_grid(*data, s2, WIDTHS, warm_start=False)
+    pd.testing.assert_frame_equal(warm.drop(columns="n_iter"), cold.drop(columns="n_iter"), atol=1e-8, rtol=0)
+    assert warm.n_iter.sum() < cold.n_iter.sum()       # the warm start saves factorisations
+
+
+def test_joblib_parallel_equals_serial(data, table):
+    parallel = evidence_grid(*data, S2, WIDTHS, n_jobs=2)
+    pd.testing.assert_frame_equal(parallel, table, check_exact=True)
+
+
+def test_dask_cluster_equals_serial(data, table):
+    distributed = pytest.importorskip("distributed")
+    import joblib
+
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster):
+        with joblib.parallel_backend("dask"):
+            on_cluster = evidence_grid(*data, S2, WIDTHS, n_jobs=-1)
+    pd.testing.assert_frame_equal(on_cluster, table, check_exact=True)
+
+
+def test_extreme_hyperparameters_are_finite_and_quiet(data):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = evidence_grid(*data, [1e-4, 1e4], [1e-4, 1e4])
+    assert np.all(np.isfinite(out.drop(columns="n_iter").to_numpy()))
+    Xtr, ytr, _, _ = data
+    for row in out.itertuples():                       # still the Laplace evidence of fit_laplace
+        Phi = lib.rbf_features(Xtr, Xtr, row.width)
+        expected = lib.fit_laplace(Phi, ytr, row.s2, max_iter=500).log_evidence
+        assert row.log_evidence == pytest.approx(expected, abs=1e-6)
+
+
+def test_progress_bar_goes_to_stderr(data, capsys):
+    evidence_grid(*data, [1.0], [0.6])
+    assert capsys.readouterr().err == ""
+    evidence_grid(*data, [1.0], [0.6], progress=True)
+    captured = capsys.readouterr()
+    assert "evidence grid" in captured.err and captured.out == ""
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"s2_values": [1.0, -1.0]}, ValueError, "s2_values must hold positive"),
+        ({"s2_values": [[1.0, 2.0]]}, ValueError, "s2_values must be a 1-D array"),
+        ({"s2_values": 1.0}, ValueError, "s2_values must be a 1-D array"),
+        ({"s2_values": []}, ValueError, "s2_values must hold at least one"),
+        ({"s2_values": [1.0, np.nan]}, ValueError, "s2_values must contain only finite"),
+        ({"s2_values": [1.0, np.inf]}, ValueError, "s2_values must contain only finite"),
+        ({"s2_values": [1.0, 1.0]}, ValueError, "s2_values must not contain repeated"),
+        ({"s2_values": ["a"]}, TypeError, "s2_values must be a numeric array"),
+        ({"widths": [0.0, 1.0]}, ValueError, "widths must hold positive"),
+        ({"n_jobs": 0}, ValueError, "n_jobs must be a non-zero integer"),
+        ({"n_jobs": 1.5}, ValueError, "n_jobs must be a non-zero integer"),
+    ],
+)
+def test_bad_grid_arguments(data, kwargs, error, match):
+    args = {"s2_values": [1.0], "widths": [0.6], **kwargs}
+    with pytest.raises(error, match=match):
+        evidence_grid(*data, **args)
+
+
+def test_bad_data_arguments(data):
+    Xtr, ytr, Xte, yte = data
+    with pytest.raises(ValueError, match="X_test must have 2 columns"):
+        evidence_grid(Xtr, ytr, Xte[:, :1], yte, [1.0], [0.6])
+    with pytest.raises(ValueError, match="y_train must have length 90"):
+        evidence_grid(Xtr, ytr[:-1], Xte, yte, [1.0], [0.6])
+    with pytest.raises(ValueError, match="y_test must contain only the labels 0 and 1"):
+        evidence_grid(Xtr, ytr, Xte, yte + 2, [1.0], [0.6])

@@ -168,9 +168,10 @@ def test_fit_laplace_label_errors(small_problem):
 
 def test_converges_at_huge_prior_variance_with_wide_basis():
     # l >> data spread: the RBF design is numerically rank-deficient, and s2 = 1e4 magnifies
-    # rounding in its null directions; the activation-space test still stops Newton.
-    X = np.random.default_rng(0).normal(size=(60, 2))
-    y = (X[:, 0] > 0).astype(float)
-    Phi = lib.rbf_features(X, X, 1e3)
-    post = lib.fit_laplace(Phi, y, 1e4)
-    assert post.n_iter < 20 and np.isfinite(post.log_evidence)
+    # rounding in its null directions, so the weight step stalls near 1e-10 (the weight-space
+    # test alone fails here); the activation-space test stops Newton.
+    from conftest import make_blobs
+
+    X, y = make_blobs(750, seed=2)
+    post = lib.fit_laplace(lib.rbf_features(X, X, 1e4), y, 1e4)
+    assert post.n_iter < 10 and np.isfinite(post.log_evidence)

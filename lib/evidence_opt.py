@@ -48,9 +48,9 @@ from scipy.linalg import cho_solve, solve_triangular
 from scipy.optimize import minimize
 
 from ._validate import as_labels, as_matrix, positive_int, positive_scalar
-from .features import squared_distances
+from .features import rbf_features, squared_distances
 from .laplace import ConvergenceError, LaplacePosterior, fit_laplace
-from .likelihood import sigmoid
+from .likelihood import log_likelihood, sigmoid
 
 #: Default search box, the range of the book's 50 x 50 grid: s2 in [0.01, 100], l in [0.01, 10].
 DEFAULT_S2_BOUNDS = (1e-2, 1e2)
@@ -58,6 +58,9 @@ DEFAULT_WIDTH_BOUNDS = (1e-2, 1e1)
 
 #: Default starting points ``(s2, l)``: the report's base case and three spread-out settings.
 DEFAULT_STARTS = ((1.0, 0.1), (1.0, 1.0), (10.0, 0.3), (0.1, 3.0))
+
+#: Default starting values of ``s2`` when the width is held fixed.
+DEFAULT_S2_STARTS = (0.1, 1.0, 10.0)
 
 
 # --------------------------------------------------------------------------- validation helpers
@@ -101,7 +104,10 @@ class EvidenceGradient:
     implicit : ndarray, shape (2,)
         The parts through ``w_MAP(theta)`` (E2 . E3); ``gradient = explicit + implicit``.
     gamma : float
-        MacKay's effective number of parameters ``M - tr(A^{-1}) / s2`` (E8).
+        MacKay's effective number of parameters ``M - tr(A^{-1}) / s2`` (E8), computed as
+        ``tr(A^{-1} Phi^T W Phi) = sum_n W_nn h_n`` (equal, since ``A^{-1} A = I``).
+    mode_sensitivity : ndarray, shape (M, 2)
+        ``dw_MAP/dtheta`` (E3): how the posterior mode moves with ``(log s2, log l)``.
     posterior : LaplacePosterior
         The Laplace fit at ``(s2, l)``.
     """
@@ -113,6 +119,7 @@ class EvidenceGradient:
     explicit: np.ndarray
     implicit: np.ndarray
     gamma: float
+    mode_sensitivity: np.ndarray
     posterior: LaplacePosterior
 
 
@@ -125,9 +132,24 @@ def _rbf_from_distances(d2: np.ndarray, width: float) -> tuple[np.ndarray, np.nd
     return Phi, D
 
 
-def _evidence_gradient(d2, y, s2, width, w0=None) -> EvidenceGradient:
-    """Unchecked core of :func:`evidence_gradient` on precomputed squared distances ``d2``."""
+def _best_start(candidates, Phi, y, s2):
+    """The candidate starting point with the highest log posterior ``psi`` (None if none)."""
+    candidates = [w for w in candidates if w is not None and np.all(np.isfinite(w))]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda w: log_likelihood(w, Phi, y) - float(w @ w) / (2.0 * s2))
+
+
+def _evidence_gradient(d2, y, s2, width, w0=None, *, width_derivative=True) -> EvidenceGradient:
+    """Unchecked core of :func:`evidence_gradient` on precomputed squared distances ``d2``.
+
+    ``w0`` is a starting point for Newton's method, or a list of candidates (the one with
+    the highest log posterior is used). With ``width_derivative=False`` the entries for
+    ``log l`` are NaN and their (costlier) computation is skipped.
+    """
     Phi, D = _rbf_from_distances(d2, width)
+    if isinstance(w0, list):
+        w0 = _best_start(w0, Phi, y, s2)
     post = fit_laplace(Phi, y, s2, w0=w0, max_iter=500)
     w, L = post.w_map, post.chol
     M = w.shape[0]
@@ -136,28 +158,30 @@ def _evidence_gradient(d2, y, s2, width, w0=None) -> EvidenceGradient:
     W3 = W * (1.0 - 2.0 * s)                                  # dW_nn/da_n (third derivative of L)
 
     C = solve_triangular(L, Phi.T, lower=True)                # L^{-1} Phi^T, (M, N)
-    E = solve_triangular(L, D.T, lower=True)                  # L^{-1} D^T,   (M, N)
     h = np.einsum("mn,mn->n", C, C)                           # h_n = phi_n^T A^{-1} phi_n
-    g = np.einsum("mn,mn->n", E, C)                           # (D A^{-1} Phi^T)_nn
-    Linv = solve_triangular(L, np.eye(M), lower=True)
-    tr_Ainv = float(np.sum(Linv * Linv))                      # tr(A^{-1}) = |L^{-1}|_F^2
-    Dw = D @ w                                                # explicit change of a = Phi w
-
-    explicit = np.array([
-        float(w @ w) / (2.0 * s2) - 0.5 * M + tr_Ainv / (2.0 * s2),                 # (E4)
-        float((y - s) @ Dw) - float(W @ g) - 0.5 * float((W3 * h) @ Dw),            # (E5)
-    ])
+    # gamma = tr(A^{-1} Phi^T W Phi) = sum_n W_nn h_n; since A^{-1} A = I, tr(A^{-1}) = s2 (M - gamma).
+    gamma = float(W @ h)
+    tr_Ainv = s2 * (M - gamma)
     dZ_dw = -0.5 * Phi.T @ (W3 * h)                           # (E2)
-    r = cho_solve((L, True), dZ_dw)                           # A^{-1} dZ/dw, one solve for both
-    rhs = np.column_stack([
-        w / s2,                                               # (E6)
-        D.T @ (y - s) - Phi.T @ (W * Dw),                     # (E7)
-    ])
-    implicit = r @ rhs                                        # dZ/dw . A^{-1} rhs   (E1, E3)
+
+    explicit = np.full(2, np.nan)
+    rhs = np.full((M, 2), np.nan)                             # d(grad psi)/dtheta, columns j
+    explicit[0] = float(w @ w) / (2.0 * s2) - 0.5 * M + tr_Ainv / (2.0 * s2)         # (E4)
+    rhs[:, 0] = w / s2                                                                # (E6)
+    if width_derivative:
+        E = solve_triangular(L, D.T, lower=True)              # L^{-1} D^T,   (M, N)
+        g = np.einsum("mn,mn->n", E, C)                       # (D A^{-1} Phi^T)_nn
+        Dw = D @ w                                            # explicit change of a = Phi w
+        explicit[1] = float((y - s) @ Dw) - float(W @ g) - 0.5 * float((W3 * h) @ Dw)  # (E5)
+        rhs[:, 1] = D.T @ (y - s) - Phi.T @ (W * Dw)                                    # (E7)
+    n = 2 if width_derivative else 1
+    dw_dtheta = np.full((M, 2), np.nan)
+    dw_dtheta[:, :n] = cho_solve((L, True), rhs[:, :n])       # (E3) A dw/dtheta = d(grad psi)/dtheta
+    implicit = dZ_dw @ dw_dtheta                              # (E1)
     return EvidenceGradient(
         s2=s2, width=width, log_evidence=float(post.log_evidence),
         gradient=explicit + implicit, explicit=explicit, implicit=implicit,
-        gamma=M - tr_Ainv / s2, posterior=post,
+        gamma=gamma, mode_sensitivity=dw_dtheta, posterior=post,
     )
 
 
@@ -189,6 +213,40 @@ def evidence_gradient(X_train, y_train, s2, width, *, w0=None) -> EvidenceGradie
     s2 = positive_scalar(s2, "s2")
     width = positive_scalar(width, "width")
     return _evidence_gradient(squared_distances(X_train, X_train), y_train, s2, width, w0=w0)
+
+
+def central_difference_gradient(X_train, y_train, s2, width, *, step: float = 1e-4) -> np.ndarray:
+    """Central finite differences of the Laplace log evidence in ``(log s2, log l)``.
+
+    ``dZ/dtheta_j ~= (Z(theta + h e_j) - Z(theta - h e_j)) / (2 h)``, error ``O(h^2)``; each
+    ``Z`` is a Laplace fit from scratch (:func:`lib.laplace.fit_laplace`, zero start), so the
+    check shares nothing with :func:`evidence_gradient` but the model.
+
+    Parameters
+    ----------
+    X_train : array_like, shape (N, D)
+        Training inputs (also the RBF centres).
+    y_train : array_like, shape (N,)
+        Training labels 0/1.
+    s2, width : float
+        The point ``(s2, l)``, both positive.
+    step : float
+        Step ``h`` in log space.
+
+    Returns
+    -------
+    ndarray, shape (2,)
+        ``(dZ/dlog s2, dZ/dlog l)``.
+    """
+    X_train, y_train = _training_data(X_train, y_train)
+    theta = np.log([positive_scalar(s2, "s2"), positive_scalar(width, "width")])
+    h = positive_scalar(step, "step")
+
+    def Z(t):
+        Phi = rbf_features(X_train, X_train, float(np.exp(t[1])))
+        return fit_laplace(Phi, y_train, float(np.exp(t[0])), max_iter=500).log_evidence
+
+    return np.array([(Z(theta + h * e) - Z(theta - h * e)) / (2.0 * h) for e in np.eye(2)])
 
 
 # --------------------------------------------------------------------------- the optimiser
@@ -263,11 +321,18 @@ class EvidenceOptimum:
 
 
 def _starts(starts, s2_bounds, width_bounds, fixed_width):
+    if starts is None:
+        starts = DEFAULT_S2_STARTS if fixed_width is not None else DEFAULT_STARTS
     if fixed_width is not None:
         if isinstance(starts, numbers.Real):
             starts = [starts]
         out = []
         for i, s in enumerate(starts):
+            if not isinstance(s, numbers.Real):
+                raise TypeError(
+                    f"starts[{i}] must be a starting s2 (a positive number) when fixed_width is given, "
+                    f"got {s!r}"
+                )
             s = positive_scalar(s, f"starts[{i}]")
             if not s2_bounds[0] <= s <= s2_bounds[1]:
                 raise ValueError(f"starts[{i}] = {s} lies outside s2_bounds {s2_bounds}")
@@ -295,7 +360,7 @@ def maximise_evidence(
     X_train,
     y_train,
     *,
-    starts=DEFAULT_STARTS,
+    starts=None,
     s2_bounds=DEFAULT_S2_BOUNDS,
     width_bounds=DEFAULT_WIDTH_BOUNDS,
     fixed_width: float | None = None,
@@ -307,7 +372,9 @@ def maximise_evidence(
     Minimises ``-Z(theta)`` with its exact gradient (:func:`evidence_gradient`) by
     ``scipy.optimize.minimize(method="L-BFGS-B")`` in log space within the box
     ``log s2_bounds x log width_bounds``, once from each start, and keeps the best.
-    Newton's method for ``w_MAP`` is warm-started from the previous evaluation's mode.
+    Newton's method for ``w_MAP`` is warm-started from the previous evaluation's mode or from
+    its first-order prediction ``w + (dw/dtheta) dtheta`` (E3), whichever has the higher log
+    posterior at the new point.
 
     Parameters
     ----------
@@ -316,7 +383,8 @@ def maximise_evidence(
     y_train : array_like, shape (N,)
         Training labels 0/1.
     starts : sequence of (s2, width) pairs, or of s2 values when ``fixed_width`` is given
-        Starting points, inside the bounds.
+        Starting points, inside the bounds. Default: :data:`DEFAULT_STARTS`, or
+        :data:`DEFAULT_S2_STARTS` with a fixed width.
     s2_bounds, width_bounds : (float, float)
         Search box ``low < high``, both positive.
     fixed_width : float, optional
@@ -347,21 +415,29 @@ def maximise_evidence(
     d2 = squared_distances(X_train, X_train)                  # computed once for every l
     n_free = 1 if fixed_width is not None else 2
     bounds = [tuple(np.log(s2_bounds)), tuple(np.log(width_bounds))][:n_free]
-    state = {"w0": None, "n": 0}
+    state = {"last": None, "n": 0}
 
-    def evaluate(theta) -> EvidenceGradient:
+    def evaluate(theta, width_derivative: bool) -> EvidenceGradient:
         s2 = float(np.exp(theta[0]))
         l = fixed_width if fixed_width is not None else float(np.exp(theta[1]))
-        res = _evidence_gradient(d2, y_train, s2, l, w0=state["w0"])
-        state["w0"] = res.posterior.w_map                     # warm start the next Newton solve
+        last = state["last"]
+        starts_w = []
+        if last is not None:
+            # Warm start for Newton: the last mode, or its first-order prediction at the new
+            # theta, w + (dw/dtheta) dtheta (E3), whichever has the higher log posterior.
+            dtheta = np.asarray(theta, dtype=float) - np.log([last.s2, last.width])[:n_free]
+            w_last = last.posterior.w_map
+            starts_w = [w_last + last.mode_sensitivity[:, :n_free] @ dtheta, w_last]
+        res = _evidence_gradient(d2, y_train, s2, l, w0=starts_w, width_derivative=width_derivative)
+        state["last"] = res
         state["n"] += 1
         return res
 
     def objective(theta):
-        res = evaluate(theta)
+        res = evaluate(theta, width_derivative=n_free == 2)   # d/dlog l only if l is free
         return -res.log_evidence, -res.gradient[:n_free]      # minimise -Z
 
-    runs = []
+    runs, finals = [], []
     for s2_0, l_0 in starts:
         theta0 = np.log([s2_0, l_0])[:n_free]
         path = [theta0.copy()]
@@ -371,20 +447,21 @@ def maximise_evidence(
             callback=lambda xk: path.append(np.array(xk, dtype=float)),
             options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-12},
         )
-        final = evaluate(opt.x)                               # the result at the returned point
+        final = evaluate(opt.x, width_derivative=True)        # the returned point, full gradient
         path = np.array(path)
         if fixed_width is not None:
             path = np.column_stack([path, np.full(len(path), np.log(fixed_width))])
+        finals.append(final)
         runs.append(EvidenceRun(
             start=(s2_0, l_0), s2=final.s2, width=final.width, log_evidence=final.log_evidence,
             gradient=final.gradient, path=path, n_evaluations=state["n"] - n_before,
             success=bool(opt.success), message=str(opt.message),
         ))
-    best = max(runs, key=lambda r: r.log_evidence)
-    final = _evidence_gradient(d2, y_train, best.s2, best.width)
+    k = int(np.argmax([r.log_evidence for r in runs]))        # first of the best runs
+    best = finals[k]
     return EvidenceOptimum(
-        s2=best.s2, width=best.width, log_evidence=final.log_evidence, gradient=final.gradient,
-        n_evaluations=state["n"], starts=starts, runs=tuple(runs), posterior=final.posterior,
+        s2=best.s2, width=best.width, log_evidence=best.log_evidence, gradient=best.gradient,
+        n_evaluations=state["n"], starts=starts, runs=tuple(runs), posterior=best.posterior,
     )
 
 
@@ -471,7 +548,7 @@ def mackay_s2(
     path = [s2]
     w0 = None
     for it in range(1, max_iter + 1):
-        res = _evidence_gradient(d2, y_train, s2, width, w0=w0)
+        res = _evidence_gradient(d2, y_train, s2, width, w0=w0, width_derivative=False)
         w0 = res.posterior.w_map
         s2_new = float(w0 @ w0) / res.gamma                   # (E8)
         path.append(s2_new)

@@ -55,3 +55,13 @@ def test_feature_errors(call, match):
 def test_feature_type_errors(call, match):
     with pytest.raises(TypeError, match=match):
         call()
+
+
+def test_rbf_has_no_subnormal_values():
+    X = np.linspace(0, 1, 200)[:, None] * np.array([[1.0, 0.0]])
+    Phi = lib.rbf_features(X, X, 0.02)          # exp(-d^2 / (2 l^2)) spans 1 .. 1e-543
+    tiny = np.finfo(float).tiny
+    assert not np.any((Phi > 0) & (Phi < tiny))
+    assert np.min(Phi[Phi > 0]) >= lib.features.FLUSH_BELOW
+    G = Phi @ Phi.T                              # products of kept values stay normal too
+    assert not np.any((G > 0) & (G < tiny))

@@ -127,3 +127,17 @@ def test_bad_data_arguments(data):
         evidence_grid(Xtr, ytr[:-1], Xte, yte, [1.0], [0.6])
     with pytest.raises(ValueError, match="y_test must contain only the labels 0 and 1"):
         evidence_grid(Xtr, ytr, Xte, yte + 2, [1.0], [0.6])
+
+
+def test_recursive_upper_inverse_matches_lapack():
+    from scipy.linalg.lapack import dtrtri
+
+    from lib.grid import _upper_inverse
+
+    rng = np.random.default_rng(0)
+    for n in (5, 130, 300):
+        X = rng.normal(size=(n, n))
+        U = np.linalg.cholesky(X @ X.T / n + np.eye(n)).T
+        expected, _ = dtrtri(U, lower=0)
+        np.testing.assert_allclose(_upper_inverse(np.asfortranarray(U)), expected, atol=1e-13)
+        np.testing.assert_allclose(_upper_inverse(np.asfortranarray(U), base=16) @ U, np.eye(n), atol=1e-12)

@@ -24,8 +24,8 @@ from scipy.linalg import solve_triangular
 
 from ._validate import as_labels, as_vector, positive_int
 from .laplace import LaplacePosterior
-from .likelihood import average_log_likelihood_logits, sigmoid
-from .metrics import accuracy, confusion_matrix, predict_labels
+from .likelihood import sigmoid
+from .metrics import logit_scores, predict_labels
 from .predictive import map_logits, predictive_logits
 
 
@@ -192,15 +192,16 @@ def score_split(posterior: LaplacePosterior, Phi, y) -> SplitScores:
     a_map = map_logits(post, Phi)                   # phi . w_MAP      (validates Phi)
     a_pred = predictive_logits(post, Phi)           # kappa(var_a) mu_a
     y = as_labels(y, "y", length=a_map.shape[0])
-    p_map, p_pred = sigmoid(a_map), sigmoid(a_pred)
+    ll_map, accuracy_map, confusion_map = logit_scores(a_map, y)      # stable: from logits
+    ll_pred, accuracy_pred, confusion_pred = logit_scores(a_pred, y)
     return SplitScores(
-        ll_map=average_log_likelihood_logits(a_map, y),     # stable: from logits
-        ll_pred=average_log_likelihood_logits(a_pred, y),
-        accuracy_map=accuracy(p_map, y),
-        accuracy_pred=accuracy(p_pred, y),
-        confusion_map=confusion_matrix(p_map, y),
-        confusion_pred=confusion_matrix(p_pred, y),
-        agreement=decision_crosstab(p_map, p_pred),
+        ll_map=ll_map,
+        ll_pred=ll_pred,
+        accuracy_map=accuracy_map,
+        accuracy_pred=accuracy_pred,
+        confusion_map=confusion_map,
+        confusion_pred=confusion_pred,
+        agreement=decision_crosstab(sigmoid(a_map), sigmoid(a_pred)),
     )
 
 

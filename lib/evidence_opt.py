@@ -66,13 +66,17 @@ DEFAULT_S2_STARTS = (0.1, 1.0, 10.0)
 # --------------------------------------------------------------------------- validation helpers
 
 
-def _bounds(value, name: str) -> tuple[float, float]:
+def _positive_pair(value, name: str, what: str, names=("[0]", "[1]")) -> tuple[float, float]:
+    """Two positive numbers from a pair, or an error naming ``name`` and the expected ``what``."""
     try:
-        lo, hi = value
+        first, second = value
     except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a pair (low, high) of positive numbers, got {value!r}") from None
-    lo = positive_scalar(lo, f"{name}[0]")
-    hi = positive_scalar(hi, f"{name}[1]")
+        raise TypeError(f"{name} must be a pair {what}, got {value!r}") from None
+    return positive_scalar(first, f"{name}{names[0]}"), positive_scalar(second, f"{name}{names[1]}")
+
+
+def _bounds(value, name: str) -> tuple[float, float]:
+    lo, hi = _positive_pair(value, name, "(low, high) of positive numbers")
     if not lo < hi:
         raise ValueError(f"{name} must satisfy low < high, got ({lo}, {hi})")
     return lo, hi
@@ -340,12 +344,7 @@ def _starts(starts, s2_bounds, width_bounds, fixed_width):
     else:
         out = []
         for i, pair in enumerate(starts):
-            try:
-                s2, l = pair
-            except (TypeError, ValueError):
-                raise TypeError(f"starts[{i}] must be a pair (s2, width), got {pair!r}") from None
-            s2 = positive_scalar(s2, f"starts[{i}][0] (s2)")
-            l = positive_scalar(l, f"starts[{i}][1] (width)")
+            s2, l = _positive_pair(pair, f"starts[{i}]", "(s2, width)", ("[0] (s2)", "[1] (width)"))
             if not s2_bounds[0] <= s2 <= s2_bounds[1]:
                 raise ValueError(f"starts[{i}] has s2 = {s2} outside s2_bounds {s2_bounds}")
             if not width_bounds[0] <= l <= width_bounds[1]:

@@ -27,8 +27,8 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 
 from ._validate import as_labels, as_matrix, as_vector, positive_int, positive_scalar
 from .features import rbf_features
-from .likelihood import average_log_likelihood_logits, sigmoid
-from .metrics import accuracy, confusion_matrix, predict_labels
+from .likelihood import sigmoid
+from .metrics import logit_scores, predict_labels
 from .ml import GradientAscentResult, fit_ml
 
 #: Designs with at most this many columns get a dense eigen-solve; wider ones use Lanczos.
@@ -168,18 +168,18 @@ def fit_and_score(
     Phi_test = np.asarray(Phi_test, dtype=float)
     y_train = np.asarray(y_train, dtype=float)
     y_test = np.asarray(y_test, dtype=float)
-    a_tr, a_te = Phi_train @ res.w, Phi_test @ res.w      # activations a = Phi w
-    p_tr, p_te = sigmoid(a_tr), sigmoid(a_te)
+    train_ll, train_accuracy, train_confusion = logit_scores(Phi_train @ res.w, y_train)  # a = Phi w
+    test_ll, test_accuracy, test_confusion = logit_scores(Phi_test @ res.w, y_test)
     return ScoredFit(
         fit=res,
         learning_rate=float(learning_rate),
         epochs=float(epochs(res.steps[-1:], Phi_train.shape[0], batch_size)[0]),
-        train_ll=average_log_likelihood_logits(a_tr, y_train),   # stable: from logits
-        test_ll=average_log_likelihood_logits(a_te, y_test),
-        train_accuracy=accuracy(p_tr, y_train),
-        test_accuracy=accuracy(p_te, y_test),
-        train_confusion=confusion_matrix(p_tr, y_train),
-        test_confusion=confusion_matrix(p_te, y_test),
+        train_ll=train_ll,
+        test_ll=test_ll,
+        train_accuracy=train_accuracy,
+        test_accuracy=test_accuracy,
+        train_confusion=train_confusion,
+        test_confusion=test_confusion,
     )
 
 

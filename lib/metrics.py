@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._validate import as_labels, as_vector
+from .likelihood import average_log_likelihood_logits, sigmoid
 
 
 def predict_labels(p, threshold: float = 0.5) -> np.ndarray:
@@ -52,3 +53,26 @@ def confusion_matrix(p, y) -> np.ndarray:
     rows = counts.sum(1, keepdims=True)
     with np.errstate(invalid="ignore"):
         return counts / rows
+
+
+def logit_scores(a, y) -> tuple[float, float, np.ndarray]:
+    """Average log-likelihood, accuracy and confusion matrix of a classifier given by logits.
+
+    Parameters
+    ----------
+    a : array_like, shape (N,)
+        Activations (logits), ``P(y = 1) = s(a)``.
+    y : array_like, shape (N,)
+        Labels 0/1.
+
+    Returns
+    -------
+    ll : float
+        Average log-likelihood, computed stably from the logits.
+    acc : float
+        Accuracy of the decisions ``s(a) > 1/2``.
+    confusion : ndarray, shape (2, 2)
+        Row-normalised confusion matrix (:func:`confusion_matrix`).
+    """
+    p = sigmoid(a)
+    return average_log_likelihood_logits(a, y), accuracy(p, y), confusion_matrix(p, y)

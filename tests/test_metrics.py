@@ -30,3 +30,14 @@ def test_confusion_rows_sum_to_one_and_absent_class_is_nan():
 def test_metric_errors(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_logit_scores_agree_with_the_separate_metrics():
+    a = np.array([3.0, -1.0, 0.4, -0.2, 50.0])
+    y = np.array([1, 0, 0, 1, 1])
+    ll, acc, conf = lib.metrics.logit_scores(a, y)
+    assert ll == pytest.approx(lib.average_log_likelihood_logits(a, y))
+    assert acc == pytest.approx(lib.accuracy(lib.sigmoid(a), y)) == pytest.approx(3 / 5)
+    np.testing.assert_allclose(conf, lib.confusion_matrix(lib.sigmoid(a), y))
+    with pytest.raises(ValueError, match="y must have length 5"):
+        lib.metrics.logit_scores(a, y[:3])

@@ -52,6 +52,18 @@ W^{-1/2}``, with ``diag(B^{-1})`` the column sums of squares of ``L^{-1}``), or
 test input has ``mu = s2 k*.alpha``, ``var = s2 |phi*|^2 - |L^{-1} W^{1/2} s2 k*|^2``,
 ``k* = Phi phi*``. The primal form is used while ``r <= DUAL_FRACTION N`` (it is cheaper).
 
+**Banded dual (narrowest bumps).** For small ``l`` most entries of ``R R^T`` are negligible:
+dropping those at or below ``tau = 4 BAND_TOL / (s2_max N^2)`` (with ``W <= 1/4`` and ``B >= I``
+this moves ``log|B|`` and every entry of ``B^{-1}`` by at most ``BAND_TOL``) leaves a sparse
+``K0`` that the reverse Cuthill-McKee order makes banded. Then ``K = K0 + 1 1^T`` and::
+
+    B = B0 + c c^T,   B0 = I + s2 W^{1/2} K0 W^{1/2} (block tridiagonal),   c = s2^{1/2} W^{1/2} 1
+    log|B| = log|B0| + log(1 + c.B0^{-1} c)                                                 (G6)
+
+with ``B0 = L L^T`` factorised block by block, solves by Sherman-Morrison, and ``diag(B0^{-1})``
+by selected inversion (Takahashi's equations restricted to the diagonal blocks): ``O(N b^2)``
+for blocks of ``b`` rows instead of ``O(N^3)``. Used while ``b <= BAND_FRACTION N``.
+
 **Warm starts along s2 (sorted ascending).** Each fit starts from the best (largest log
 posterior) of: the quadratic extrapolation in ``log s2`` of the last three solutions, the last
 solution, zero. Chord steps, i.e. Newton's steps with the previous point's Cholesky factor
@@ -77,8 +89,10 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 from scipy.linalg import cho_solve, cholesky, eigh, solve_triangular
-from scipy.linalg.blas import dsyrk, dtrmm
-from scipy.linalg.lapack import dpotrf, dtrtri
+from scipy.linalg.blas import dsyrk, dtrmm, dtrsm
+from scipy.linalg.lapack import dpotrf, dtrtri, dtrtrs
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import reverse_cuthill_mckee
 from threadpoolctl import threadpool_limits
 from tqdm import tqdm
 
@@ -116,6 +130,14 @@ CHORD_CONTRACTION = 0.5
 MAX_CHORD = 40
 #: Below this value of ``1 - (B^{-1})_nn`` the dual uses the direct variance formula.
 _DIRECT_VARIANCE = 1e-6
+#: Banded dual (G6): entries of ``R R^T`` at or below ``4 BAND_TOL / (s2_max N^2)`` are dropped,
+#: which moves the log evidence and every variance by at most ``BAND_TOL`` ...
+BAND_TOL = 1e-10
+#: ... and the block-tridiagonal form is used when the bandwidth left after reordering is at
+#: most this fraction of N (beyond it the dense dual is faster) ...
+BAND_FRACTION = 0.3
+#: ... with blocks of at least this many rows (fewer blocks, less interpreter overhead).
+MIN_BLOCK = 48
 
 
 # --------------------------------------------------------------------------- per-point scores
@@ -300,6 +322,177 @@ def _upper_inverse(U, base: int = 128) -> np.ndarray:
     return Ui
 
 
+@dataclass(frozen=True)
+class _BandFactor:
+    """Block Cholesky factor of ``B0 = L L^T`` (block lower bidiagonal: diagonal blocks
+    ``L_k``, kept as their inverses ``Li[k]``, and blocks ``Ms[k]`` below them) and the
+    rank-one correction of the bias (G6)."""
+
+    Li: list                # L_k^{-1} (lower triangular)
+    Ms: list                # M_k, block (k + 1, k) of L
+    q: np.ndarray           # L^{-1} c
+    t: np.ndarray           # B0^{-1} c
+    gamma: float            # 1 + c.B0^{-1} c
+
+
+class _Banded(_Dual):
+    """Dual form with a block-tridiagonal ``B`` (narrow bumps, eq. G6).
+
+    ``K = K0 + 1 1^T`` with ``K0`` the RBF Gram block ``R R^T`` less its negligible entries,
+    sparse; in the reverse Cuthill-McKee order ``perm`` it is banded, so
+    ``B0 = I + s2 W^{1/2} K0 W^{1/2}`` is block tridiagonal with blocks of ``block`` rows, and
+    the bias is the rank-one term ``c c^T``, ``c = s2^{1/2} W^{1/2} 1``.
+    """
+
+    def __init__(self, K0, perm, block, K_test, sqnorm_test):
+        N = K0.shape[0]
+        self.K0 = csr_matrix(K0)
+        self.K_test, self.sqnorm_test = K_test, sqnorm_test
+        self.size, self.perm = N, perm
+        self.K_diag = np.diag(K0) + 1.0                # K_nn
+        Kp = K0[np.ix_(perm, perm)]
+        edges = list(range(0, N, block)) + [N]
+        self.blocks = list(zip(edges[:-1], edges[1:]))
+        self.diag_blocks = [np.ascontiguousarray(Kp[s:e, s:e]) for s, e in self.blocks]
+        self.sub_blocks = [np.ascontiguousarray(Kp[e:e2, s:e])   # block (k + 1, k)
+                           for (s, e), (_, e2) in zip(self.blocks[:-1], self.blocks[1:])]
+
+    def _K(self, v):
+        """``K v = K0 v + 1 (1.v)``."""
+        return self.K0 @ v + np.sum(v)
+
+    def activations(self, alpha, s2):
+        return s2 * self._K(alpha)
+
+    def factor(self, a, s2):
+        W = _curvature(a)
+        r = np.sqrt(W)[self.perm]
+        Li, Ms, log_det = [], [], 0.0
+        for k, (s, e) in enumerate(self.blocks):
+            rk = r[s:e]
+            A = (s2 * rk)[:, None] * self.diag_blocks[k] * rk[None, :]
+            A.flat[:: e - s + 1] += 1.0                # block k of B0 = I + s2 W^1/2 K0 W^1/2
+            if Ms:
+                A -= Ms[-1] @ Ms[-1].T                 # Schur complement of the blocks above
+            L, info = dpotrf(A, lower=1, clean=1, overwrite_a=1)
+            if info != 0:
+                raise np.linalg.LinAlgError(f"Cholesky factorisation of B failed (info={info})")
+            log_det += 2.0 * float(np.sum(np.log(np.diag(L))))
+            Li.append(dtrtri(L, lower=1)[0])
+            if k + 1 < len(self.blocks):
+                s1, e1 = self.blocks[k + 1]
+                C = (s2 * r[s1:e1])[:, None] * self.sub_blocks[k] * rk[None, :]
+                Ms.append(C @ Li[-1].T)                # M_k = C_k L_k^{-T}
+        c = np.sqrt(s2) * r
+        q = _block_forward(Li, Ms, self.blocks, c)
+        t = _block_backward(Li, Ms, self.blocks, q)
+        gamma = 1.0 + float(q @ q)
+        band = _BandFactor(Li, Ms, q, t, gamma)
+        return _Factor(band, W, s2, log_det + np.log(gamma))   # (G6)
+
+    def _solve(self, band, v):
+        """``B^{-1} v`` in the original order (Sherman-Morrison on ``B0 + c c^T``)."""
+        vp = v[self.perm]
+        x = _block_backward(band.Li, band.Ms, self.blocks, _block_forward(band.Li, band.Ms, self.blocks, vp))
+        x -= band.t * (float(band.t @ vp) / band.gamma)
+        out = np.empty_like(x)
+        out[self.perm] = x
+        return out
+
+    def _quadratic(self, band, V):
+        """``diag(V^T B^{-1} V)`` for the columns of ``V`` (shape (N, m), original order)."""
+        Y = _block_forward(band.Li, band.Ms, self.blocks, V[self.perm])
+        return np.einsum("nj,nj->j", Y, Y) - (Y.T @ band.q) ** 2 / band.gamma
+
+    def step(self, fac, alpha, a, y, s2):
+        """As :meth:`_Dual.step`, with the block-tridiagonal factor."""
+        r = np.sqrt(fac.W)
+        v = (y - sigmoid(a)) - alpha
+        Jv = v - r * self._solve(fac.chol, r * (fac.s2 * self._K(v)))
+        alpha_new = alpha + Jv
+        return alpha_new, self.activations(alpha_new, s2)
+
+    def variances(self, fac, s2):
+        """Posterior variances of the train and test activations, from the factor."""
+        band, r = fac.chol, np.sqrt(fac.W)
+        diag_inv = np.empty(self.size)                 # diag(B^{-1}) = diag(B0^{-1}) - t^2 / gamma
+        diag_inv[self.perm] = _block_inverse_diagonal(band.Li, band.Ms) - band.t**2 / band.gamma
+        one_minus = 1.0 - diag_inv
+        ok = one_minus > _DIRECT_VARIANCE
+        h = np.empty(self.size)
+        h[ok] = one_minus[ok] / fac.W[ok]
+        bad = np.flatnonzero(~ok)
+        if bad.size:                                   # direct formula where (1 - B^-1_nn) is tiny
+            K_bad = self.K0[bad].toarray().T + 1.0     # columns of K (symmetric)
+            h[bad] = s2 * self.K_diag[bad] - self._quadratic(band, (s2 * r)[:, None] * K_bad)
+        var_test = s2 * self.sqnorm_test - self._quadratic(band, (s2 * r)[:, None] * self.K_test)
+        return np.maximum(h, 0.0), np.maximum(var_test, 0.0)
+
+
+def _block_forward(Li, Ms, blocks, V):
+    """``L^{-1} V`` for the block lower-bidiagonal ``L`` (vector or matrix ``V``):
+    ``Y_k = L_k^{-1} (V_k - M_{k-1} Y_{k-1})``."""
+    Y = np.empty_like(V)
+    for k, (s, e) in enumerate(blocks):
+        rhs = V[s:e] if k == 0 else V[s:e] - Ms[k - 1] @ Y[blocks[k - 1][0]:s]
+        Y[s:e] = Li[k] @ rhs
+    return Y
+
+
+def _block_backward(Li, Ms, blocks, Y):
+    """``L^{-T} Y`` for the block lower-bidiagonal ``L``: ``X_k = L_k^{-T} (Y_k - M_k^T X_{k+1})``."""
+    X = np.empty_like(Y)
+    for k in range(len(blocks) - 1, -1, -1):
+        s, e = blocks[k]
+        rhs = Y[s:e] if k == len(blocks) - 1 else Y[s:e] - Ms[k].T @ X[e:blocks[k + 1][1]]
+        X[s:e] = Li[k].T @ rhs
+    return X
+
+
+def _block_inverse_diagonal(Li, Ms) -> np.ndarray:
+    """Diagonal of ``(L L^T)^{-1}`` for the block lower-bidiagonal ``L`` (selected inversion).
+
+    From ``L^T Z = L^{-1}`` (Takahashi's equations), block by block from the last: with
+    ``X_k = M_k L_k^{-1}``, ``Z_{k+1,k} = -Z_{k+1,k+1} X_k`` and
+    ``Z_kk = L_k^{-T} L_k^{-1} + X_k^T Z_{k+1,k+1} X_k``; only the diagonal blocks are formed.
+    """
+    diagonals = []
+    Z = None
+    for k in range(len(Li) - 1, -1, -1):
+        Z_new = Li[k].T @ Li[k]
+        if Z is not None:
+            X = Ms[k] @ Li[k]
+            Z_new += X.T @ (Z @ X)
+        Z = Z_new
+        diagonals.append(np.diag(Z))
+    return np.concatenate(diagonals[::-1])
+
+
+def _band_plan(KR, s2_max):
+    """Reverse Cuthill-McKee order and block size of the banded dual (G6), or None.
+
+    Entries of ``KR = R R^T`` at or below ``tau = 4 BAND_TOL / (s2_max N^2)`` are dropped: with
+    ``W <= 1/4`` they change ``B`` by at most ``BAND_TOL`` in the sum of absolute values, hence
+    ``log|B|`` and every entry of ``B^{-1}`` by at most about ``BAND_TOL`` (``B >= I``).
+
+    Returns
+    -------
+    (K0, perm, block) or None
+        The kept Gram block, the permutation and the block size; None when the bandwidth
+        exceeds ``BAND_FRACTION N``.
+    """
+    N = KR.shape[0]
+    keep = np.abs(KR) > 4.0 * BAND_TOL / (s2_max * N * N)
+    perm = reverse_cuthill_mckee(csr_matrix(keep), symmetric_mode=True)
+    position = np.empty(N, dtype=np.intp)
+    position[perm] = np.arange(N)
+    rows, cols = np.nonzero(keep)
+    bandwidth = int(np.max(np.abs(position[rows] - position[cols])))
+    if bandwidth > BAND_FRACTION * N:
+        return None
+    return np.where(keep, KR, 0.0), perm, max(bandwidth, MIN_BLOCK)
+
+
 def _rank_cut(lam_max, s2_max):
     """Eigenvalues of the RBF block at or below this are dropped (module docstring)."""
     return max(np.sqrt(RANK_TOL / s2_max), NOISE_TOL * lam_max)
@@ -341,6 +534,10 @@ def _make_solver(X_train, X_test, width, s2_max):
     # R - cut I positive definite (a cheap Cholesky) <=> every eigenvalue kept: full rank.
     _, info = dpotrf(R - _rank_cut(0.0, s2_max) * np.eye(N), lower=1, overwrite_a=1)
     if info == 0:
+        KR = R @ R.T                                   # Gram block without the bias: K = KR + 1 1^T
+        plan = _band_plan(KR, s2_max)
+        if plan is not None:
+            return _Banded(*plan, Phi @ Phi_test.T, sqnorm_test)
         return _Dual(Phi @ Phi.T, Phi @ Phi_test.T, sqnorm_test)
     lam, Q = eigh(R, check_finite=False, driver="evd")  # ascending
     k = int(np.sum(lam > _rank_cut(lam[-1], s2_max)))

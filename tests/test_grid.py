@@ -11,8 +11,9 @@ from lib.evaluate import evaluate
 from lib.grid import COLUMNS, evidence_grid
 
 S2 = np.array([0.01, 1.0, 100.0])
-#: 0.05: RBF block of full rank (dual form); 0.6 and 3: low rank (primal, reduced).
-WIDTHS = np.array([0.05, 0.6, 3.0])
+#: 0.05: narrow bumps, banded dual form; 0.2: RBF block of full rank, dense dual form;
+#: 0.6 and 3: low rank (primal, reduced).
+WIDTHS = np.array([0.05, 0.2, 0.6, 3.0])
 
 
 @pytest.fixture(scope="module")
@@ -29,9 +30,10 @@ def table(data):
     return evidence_grid(*data, S2, WIDTHS)
 
 
-def test_both_forms_are_exercised(data):
+def test_all_forms_are_exercised(data):
     Xtr, _, Xte, _ = data
-    assert isinstance(grid._make_solver(Xtr, Xte, 0.05, 100.0), grid._Dual)
+    assert isinstance(grid._make_solver(Xtr, Xte, 0.05, 100.0), grid._Banded)
+    assert type(grid._make_solver(Xtr, Xte, 0.2, 100.0)) is grid._Dual
     primal = grid._make_solver(Xtr, Xte, 3.0, 100.0)
     assert isinstance(primal, grid._Primal)
     assert primal.size < 45                            # rank reduction: 91 weights -> fewer directions
@@ -141,3 +143,51 @@ def test_recursive_upper_inverse_matches_lapack():
         expected, _ = dtrtri(U, lower=0)
         np.testing.assert_allclose(_upper_inverse(np.asfortranarray(U)), expected, atol=1e-13)
         np.testing.assert_allclose(_upper_inverse(np.asfortranarray(U), base=16) @ U, np.eye(n), atol=1e-12)
+
+
+def test_banded_form_equals_dense_form_with_many_blocks(data, monkeypatch):
+    Xtr, ytr, Xte, yte = data
+    s2 = np.logspace(-2, 2, 6)
+    monkeypatch.setattr(grid, "MIN_BLOCK", 4)            # many small blocks: the recursions run
+    monkeypatch.setattr(grid, "BAND_FRACTION", 0.5)
+    solver = grid._make_solver(Xtr, Xte, 0.08, s2[-1])
+    assert isinstance(solver, grid._Banded) and len(solver.blocks) >= 4
+    banded = pd.DataFrame(grid._width_rows(Xtr, ytr, Xte, yte, s2, 0.08))
+    monkeypatch.setattr(grid, "BAND_FRACTION", -1.0)     # never banded
+    assert type(grid._make_solver(Xtr, Xte, 0.08, s2[-1])) is grid._Dual
+    dense = pd.DataFrame(grid._width_rows(Xtr, ytr, Xte, yte, s2, 0.08))
+    pd.testing.assert_frame_equal(banded.drop(columns="n_iter"), dense.drop(columns="n_iter"), atol=1e-9, rtol=0)
+
+
+def test_band_plan_drops_only_negligible_entries(data):
+    Xtr = data[0]
+    R = lib.rbf_features(Xtr, Xtr, 0.05)[:, :-1]
+    KR = R @ R.T
+    K0, perm, block = grid._band_plan(KR, 100.0)
+    dropped = np.abs(KR - K0)
+    assert 0 < np.count_nonzero(dropped)                 # something was dropped ...
+    assert 100.0 / 4 * dropped.sum() <= grid.BAND_TOL    # ... within the bound of the docstring
+    positions = np.empty_like(perm)
+    positions[perm] = np.arange(perm.size)
+    rows, cols = np.nonzero(K0)
+    assert np.max(np.abs(positions[rows] - positions[cols])) <= block   # block tridiagonal
+    assert grid._band_plan(lib.rbf_features(Xtr, Xtr, 1.0)[:, :-1] @ R.T, 100.0) is None  # dense
+
+
+def test_block_inverse_diagonal_matches_dense_inverse():
+    rng = np.random.default_rng(1)
+    blocks = [(0, 5), (5, 12), (12, 16), (16, 23)]
+    Li, Ms, L = [], [], np.zeros((23, 23))
+    for k, (s, e) in enumerate(blocks):
+        Lk = np.tril(rng.normal(size=(e - s, e - s))) + 3 * np.eye(e - s)
+        L[s:e, s:e] = Lk
+        Li.append(np.linalg.inv(Lk))
+        if k + 1 < len(blocks):
+            s1, e1 = blocks[k + 1]
+            Ms.append(rng.normal(size=(e1 - s1, e - s)))
+            L[s1:e1, s:e] = Ms[-1]
+    B = L @ L.T
+    np.testing.assert_allclose(grid._block_inverse_diagonal(Li, Ms), np.diag(np.linalg.inv(B)), rtol=1e-10)
+    v = rng.normal(size=(23, 3))
+    np.testing.assert_allclose(grid._block_forward(Li, Ms, blocks, v), np.linalg.solve(L, v), atol=1e-12)
+    np.testing.assert_allclose(grid._block_backward(Li, Ms, blocks, v), np.linalg.solve(L.T, v), atol=1e-12)

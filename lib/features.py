@@ -17,6 +17,7 @@ from ._validate import as_matrix, positive_scalar
 #: They are far below rounding against any O(1) term, but they and their products are
 #: subnormal numbers, which slow every matrix product on them 10-20 times.
 FLUSH_BELOW = 1e-150
+_EXP_FLOOR = float(np.log(FLUSH_BELOW)) - 10.0
 
 
 def add_bias(Phi) -> np.ndarray:
@@ -90,6 +91,10 @@ def rbf_features(X, centres, width) -> np.ndarray:
     width = positive_scalar(width, "width")
     d2 = squared_distances(X, centres)
     Phi = np.ones((d2.shape[0], d2.shape[1] + 1))     # last column: the bias
-    np.exp(-d2 / (2.0 * width**2), out=Phi[:, :-1])
+    exponent = -d2 / (2.0 * width**2)
+    # Clip below log(FLUSH_BELOW) (exp stays normal, and is flushed next): an exp whose result
+    # is subnormal (exponent below about -708) is 30 times slower.
+    np.maximum(exponent, _EXP_FLOOR, out=exponent)
+    np.exp(exponent, out=Phi[:, :-1])
     Phi[Phi < FLUSH_BELOW] = 0.0                       # no subnormals (see FLUSH_BELOW)
     return Phi

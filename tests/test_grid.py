@@ -59,7 +59,8 @@ def test_warm_start_equals_cold_start(data):
     s2 = np.logspace(-1, 2, 8)
     warm = evidence_grid(*data, s2, WIDTHS)
     cold = evidence_grid(*data, s2, WIDTHS, warm_start=False)
-    pd.testing.assert_frame_equal(warm.drop(columns="n_iter"), cold.drop(columns="n_iter"), atol=1e-8, rtol=0)
+    # Both stop Newton's method within ACCEPT_STEP = 1e-5 of the MAP, from different sides.
+    pd.testing.assert_frame_equal(warm.drop(columns="n_iter"), cold.drop(columns="n_iter"), atol=1e-7, rtol=0)
     assert warm.n_iter.sum() < cold.n_iter.sum()       # the warm start saves factorisations
 
 

@@ -192,3 +192,14 @@ def test_block_inverse_diagonal_matches_dense_inverse():
     v = rng.normal(size=(23, 3))
     np.testing.assert_allclose(grid._block_forward(Li, Ms, blocks, v), np.linalg.solve(L, v), atol=1e-12)
     np.testing.assert_allclose(grid._block_backward(Li, Ms, blocks, v), np.linalg.solve(L.T, v), atol=1e-12)
+
+
+def test_split_scores_equal_the_checked_metrics():
+    rng = np.random.default_rng(3)
+    mu, var = rng.normal(scale=4.0, size=200), rng.exponential(size=200)
+    y = (rng.random(200) < 0.5).astype(float)
+    scores = grid.split_scores(mu, var, y, "test")
+    assert scores["test_accuracy"] == lib.accuracy(lib.sigmoid(mu), y)
+    assert scores["test_ll_map"] == lib.average_log_likelihood_logits(mu, y)
+    expected = lib.average_log_likelihood_logits(lib.predictive.probit_logits(mu, var), y)
+    assert scores["test_ll_pred"] == expected

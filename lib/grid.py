@@ -90,9 +90,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from joblib import Parallel, delayed
-from scipy.linalg import cho_solve, cholesky, eigh, solve_triangular
+from scipy.linalg import eigh
 from scipy.linalg.blas import dsyrk, dtrmm
-from scipy.linalg.lapack import dlauum, dpotrf, dtrtri
+from scipy.linalg.lapack import dlauum, dpotrf, dpotrs, dtrtri
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 from threadpoolctl import threadpool_limits
@@ -227,23 +227,28 @@ class _Primal:
 
     def factor(self, a, s2):
         W = _curvature(a)
-        Gw = self.G * np.sqrt(W)[:, None]
-        A = dsyrk(1.0, Gw, trans=1, lower=1)           # G^T W G (lower triangle)
+        GwT = self.G.T * np.sqrt(W)[None, :]           # (W^1/2 G)^T, Fortran order for BLAS
+        A = dsyrk(1.0, GwT, lower=1)                   # G^T W G (lower triangle)
         A[np.diag_indices_from(A)] += 1.0 / s2         # A_r = I / s2 + G^T W G
-        L = cholesky(A, lower=True, overwrite_a=True, check_finite=False)
+        L, info = dpotrf(A, lower=1, clean=1, overwrite_a=1)
+        if info != 0:
+            raise np.linalg.LinAlgError(f"Cholesky factorisation of A_r failed (info={info})")
         D = 2.0 * float(np.sum(np.log(np.diag(L)))) + self.size * np.log(s2)   # (G1)
         return _Factor(L, W, s2, D)
 
     def step(self, fac, z, a, y, s2):
         """``z + A_f^{-1} grad psi(z)``: Newton's step if ``fac`` is at ``(a, s2)``, else a chord step."""
         g = self.G.T @ (y - sigmoid(a)) - z / s2       # gradient of psi in z
-        z_new = z + cho_solve((fac.chol, True), g, check_finite=False)
+        z_new = z + dpotrs(fac.chol, g, lower=1)[0]     # A_f^{-1} g
         return z_new, self.G @ z_new
 
     def variances(self, fac, s2):
         """Posterior variances of the train and test activations (G2), from the factor."""
-        V = solve_triangular(fac.chol, self.G.T, lower=True, check_finite=False)
-        Vt = solve_triangular(fac.chol, self.G_test.T, lower=True, check_finite=False)
+        Li, info = dtrtri(fac.chol, lower=1)           # L^{-1}: products below run as BLAS-3
+        if info != 0:                                  # trmm, faster here than two trsm
+            raise np.linalg.LinAlgError(f"triangular inverse failed (info={info})")
+        V = dtrmm(1.0, Li, self.G.T, lower=1)          # L^{-1} G^T
+        Vt = dtrmm(1.0, Li, self.G_test.T, lower=1)
         var_test = np.einsum("rn,rn->n", Vt, Vt) + s2 * self.residual_test
         return np.einsum("rn,rn->n", V, V), var_test
 
@@ -288,7 +293,7 @@ class _Dual:
         """
         r = np.sqrt(fac.W)
         v = (y - sigmoid(a)) - alpha                   # residual of alpha = y - s(s2 K alpha)
-        Jv = v - r * cho_solve((fac.chol, False), r * (fac.s2 * (self.K @ v)), check_finite=False)
+        Jv = v - r * dpotrs(fac.chol, r * (fac.s2 * (self.K @ v)), lower=0)[0]   # B_f = U^T U
         alpha_new = alpha + Jv
         return alpha_new, self.activations(alpha_new, s2)
 

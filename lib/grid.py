@@ -489,6 +489,49 @@ def _block_inverse_diagonal(Li, Ms) -> np.ndarray:
     return np.concatenate(diagonals[::-1])
 
 
+def band_drop_threshold(n_train: int, s2_max: float) -> float:
+    """Entries of ``R R^T`` at or below this are dropped by the banded form (eq. G6).
+
+    ``4 BAND_TOL / (s2_max N^2)``: with ``W <= 1/4`` and ``B >= I`` the dropped entries move
+    ``log|B|`` and every entry of ``B^{-1}`` by at most ``BAND_TOL``.
+
+    Parameters
+    ----------
+    n_train : int
+        Number of training points N.
+    s2_max : float
+        Largest prior variance of the grid.
+
+    Returns
+    -------
+    float
+    """
+    return 4.0 * BAND_TOL / (positive_scalar(s2_max, "s2_max") * n_train * n_train)
+
+
+def solver_form(X_train, width, s2_max) -> str:
+    """The form :func:`evidence_grid` uses at this width (module docstring).
+
+    Parameters
+    ----------
+    X_train : array_like, shape (N, D)
+        Training inputs (the centres).
+    width : float
+        RBF width ``l``.
+    s2_max : float
+        Largest prior variance of the grid.
+
+    Returns
+    -------
+    str
+        ``"primal"`` (reduced rank, eq. G1), ``"dual"`` (eq. G3) or ``"banded"`` (eq. G6).
+    """
+    X_train = as_matrix(X_train, "X_train")
+    solver = _make_solver(X_train, X_train[:1], positive_scalar(width, "width"),
+                          positive_scalar(s2_max, "s2_max"))
+    return {_Primal: "primal", _Dual: "dual", _Banded: "banded"}[type(solver)]
+
+
 def _band_plan(KR, s2_max):
     """Reverse Cuthill-McKee order and block size of the banded dual (G6), or None.
 
@@ -503,7 +546,7 @@ def _band_plan(KR, s2_max):
         exceeds ``BAND_FRACTION N``.
     """
     N = KR.shape[0]
-    keep = np.abs(KR) > 4.0 * BAND_TOL / (s2_max * N * N)
+    keep = np.abs(KR) > band_drop_threshold(N, s2_max)
     perm = reverse_cuthill_mckee(csr_matrix(keep), symmetric_mode=True)
     position = np.empty(N, dtype=np.intp)
     position[perm] = np.arange(N)

@@ -12,8 +12,8 @@ from lib.grid import COLUMNS, evidence_grid
 
 S2 = np.array([0.01, 1.0, 100.0])
 #: 0.05: narrow bumps, banded dual form; 0.2: RBF block of full rank, dense dual form;
-#: 0.6 and 3: low rank (primal, reduced).
-WIDTHS = np.array([0.05, 0.2, 0.6, 3.0])
+#: 1.5 and 3: low rank (primal, reduced).
+WIDTHS = np.array([0.05, 0.2, 1.5, 3.0])
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +32,7 @@ def table(data):
 
 def test_all_forms_are_exercised(data):
     Xtr, _, Xte, _ = data
+    assert [grid.solver_form(Xtr, l, 100.0) for l in WIDTHS] == ["banded", "dual", "primal", "primal"]
     assert isinstance(grid._make_solver(Xtr, Xte, 0.05, 100.0), grid._Banded)
     assert type(grid._make_solver(Xtr, Xte, 0.2, 100.0)) is grid._Dual
     primal = grid._make_solver(Xtr, Xte, 3.0, 100.0)
@@ -166,6 +167,7 @@ def test_band_plan_drops_only_negligible_entries(data):
     KR = R @ R.T
     K0, perm, block = grid._band_plan(KR, 100.0)
     dropped = np.abs(KR - K0)
+    assert np.all(dropped <= grid.band_drop_threshold(Xtr.shape[0], 100.0))
     assert 0 < np.count_nonzero(dropped)                 # something was dropped ...
     assert 100.0 / 4 * dropped.sum() <= grid.BAND_TOL    # ... within the bound of the docstring
     positions = np.empty_like(perm)

@@ -10,7 +10,9 @@ point (the tests check it to 1e-6), but the work is shared across the grid.
 **One decomposition per width.** The design is ``Phi = [R, 1]`` with ``R`` the N x N RBF
 block, symmetric positive semi-definite because the centres are the training inputs. Its
 eigendecomposition ``R = Q diag(lam) Q^T`` resolves the small singular values of ``Phi`` to
-the rounding level of ``R`` (a Gram matrix ``Phi Phi^T`` would square that level).
+the rounding level of ``R`` (a Gram matrix ``Phi Phi^T`` would square that level). When the
+numerical rank ``m`` is small it comes from a pivoted Cholesky factorisation ``R ~ F F^T``
+(``F`` N x m) and the SVD of ``F``, in ``O(N m^2)`` instead of ``O(N^3)``.
 
 **Exact rank reduction (primal form, wide bumps).** Keep the k eigenvalues above the cut and
 write ``w_rbf = Q_k u + w_perp``: then ``Phi w = G z`` with ``G = [Q_k diag(lam_k), 1]``
@@ -90,9 +92,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from joblib import Parallel, delayed
-from scipy.linalg import eigh
+from scipy.linalg import eigh, svd
 from scipy.linalg.blas import dsyrk, dtrmm
-from scipy.linalg.lapack import dlauum, dpotrf, dpotrs, dtrtri
+from scipy.linalg.lapack import dlauum, dpotrf, dpotrs, dpstrf, dtrtri
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 from threadpoolctl import threadpool_limits
@@ -119,6 +121,9 @@ RANK_TOL = 1e-12
 NOISE_TOL = 1e-13
 #: The dual (N x N) form is used when the reduced model keeps more than this fraction of N.
 DUAL_FRACTION = 0.7
+#: The leading eigenpairs of the RBF block come from a pivoted Cholesky factorisation and an
+#: SVD when its numerical rank is at most this fraction of N, else from a full eigendecomposition.
+PIVOTED_FRACTION = 0.5
 #: Newton stops once ``max |da| <= ACCEPT_STEP``: the step is taken, the MAP polished to
 #: ``max |da| <= POLISH_TOL`` by chord steps, and (G5) applied (its error is at most
 #: ``p ACCEPT_STEP^2 / 2``, below 1e-8 for the ``p < 200`` effective parameters of the book's grids).
@@ -583,33 +588,65 @@ def kept_directions(X_train, width, s2_max) -> int:
     """
     X_train = as_matrix(X_train, "X_train")
     s2_max = positive_scalar(s2_max, "s2_max")
-    R = rbf_features(X_train, X_train, width)[:, :-1]
-    lam = eigh(R, eigvals_only=True, check_finite=False)
-    return int(np.sum(lam > _rank_cut(lam[-1], s2_max))) + 1
+    R = rbf_features(X_train, X_train, positive_scalar(width, "width"))[:, :-1]
+    return _leading_eigenpairs(R, s2_max)[0].size + 1
+
+
+def _gram(R):
+    """``R R^T`` (symmetric ``R``: syrk, half the flops of a product, then mirrored)."""
+    KR = dsyrk(1.0, R, lower=1)
+    KR += np.tril(KR, -1).T
+    return KR
+
+
+def _leading_eigenpairs(R, s2_max):
+    """Eigenvalues of the PSD matrix ``R`` above the rank cut, descending, and their vectors.
+
+    When the numerical rank is small (wide bumps), a pivoted Cholesky factorisation
+    ``P^T R P = L L^T`` stopped at rank ``m`` (the remainder, positive semi-definite, has trace
+    below ``N tol``, far below the cut) and the SVD ``P L = U diag(sigma)`` give
+    ``R = U diag(sigma^2) U^T`` in ``O(N m^2)``; otherwise a full eigendecomposition (``O(N^3)``).
+    """
+    N = R.shape[0]
+    tol = max(1e-3 * _rank_cut(0.0, s2_max) / N, N * np.finfo(float).eps * float(np.max(np.diag(R))))
+    C, piv, m, info = dpstrf(R, tol=tol, lower=1)
+    if info < 0:
+        raise np.linalg.LinAlgError(f"pivoted Cholesky factorisation failed (info={info})")
+    if m <= PIVOTED_FRACTION * N:
+        F = np.zeros((N, m))
+        F[piv - 1] = np.tril(C[:, :m])                 # R = F F^T + remainder
+        U, sigma, _ = svd(F, full_matrices=False, check_finite=False)
+        lam, Q = sigma**2, U
+    else:
+        lam, Q = eigh(R, check_finite=False, driver="evd")
+        lam, Q = lam[::-1], Q[:, ::-1]
+    k = int(np.sum(lam > _rank_cut(lam[0], s2_max)))
+    return lam[:k], Q[:, :k]
 
 
 def _make_solver(X_train, X_test, width, s2_max):
-    """Decompose the design of one width; pick the primal (reduced) or the dual form."""
+    """Decompose the design of one width; pick the banded, dual or primal (reduced) form."""
     Phi = rbf_features(X_train, X_train, width)        # [R, 1], N x (N + 1)
     Phi_test = rbf_features(X_test, X_train, width)
     R, R_test = Phi[:, :-1], Phi_test[:, :-1]
     N = R.shape[0]
     sqnorm_test = np.einsum("nm,nm->n", Phi_test, Phi_test)               # |phi*|^2
-    # R - cut I positive definite (a cheap Cholesky) <=> every eigenvalue kept: full rank.
-    _, info = dpotrf(R - _rank_cut(0.0, s2_max) * np.eye(N), lower=1, overwrite_a=1)
-    if info == 0:
-        KR = dsyrk(1.0, R, lower=1)                    # R R^T (lower triangle) ...
-        KR += np.tril(KR, -1).T                        # ... made full: K = KR + 1 1^T
+    KR = None
+    # A band of half-width b holds at most N (2b + 1) entries, and R R^T >= R entrywise
+    # (R >= 0, R_nn = 1): a cheap test before forming R R^T.
+    if np.count_nonzero(R > band_drop_threshold(N, s2_max)) <= N * (2 * BAND_FRACTION * N + 1):
+        KR = _gram(R)                                  # K = KR + 1 1^T
         plan = _band_plan(KR, s2_max)
         if plan is not None:
             return _Banded(*plan, Phi @ Phi_test.T, sqnorm_test)
+    # R - cut I positive definite (a cheap Cholesky) <=> every eigenvalue kept: full rank.
+    _, info = dpotrf(R - _rank_cut(0.0, s2_max) * np.eye(N), lower=1, overwrite_a=1)
+    if info != 0:
+        lam_k, Q_k = _leading_eigenpairs(R, s2_max)
+    if info == 0 or lam_k.size + 1 > DUAL_FRACTION * N:
+        KR = _gram(R) if KR is None else KR
         KR += 1.0
         return _Dual(KR, Phi @ Phi_test.T, sqnorm_test)
-    lam, Q = eigh(R, check_finite=False, driver="evd")  # ascending
-    k = int(np.sum(lam > _rank_cut(lam[-1], s2_max)))
-    if k + 1 > DUAL_FRACTION * N:
-        return _Dual(Phi @ Phi.T, Phi @ Phi_test.T, sqnorm_test)
-    lam_k, Q_k = lam[N - k:], Q[:, N - k:]
     G = np.column_stack([Q_k * lam_k, np.ones(N)])     # Phi w = G z,  z = (Q_k^T w_rbf, w_bias)
     G_test = np.column_stack([R_test @ Q_k, np.ones(R_test.shape[0])])
     residual_test = np.maximum(sqnorm_test - np.einsum("nr,nr->n", G_test, G_test), 0.0)

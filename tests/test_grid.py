@@ -205,3 +205,17 @@ def test_split_scores_equal_the_checked_metrics():
     assert scores["test_ll_map"] == lib.average_log_likelihood_logits(mu, y)
     expected = lib.average_log_likelihood_logits(lib.predictive.probit_logits(mu, var), y)
     assert scores["test_ll_pred"] == expected
+
+
+def test_leading_eigenpairs_match_a_full_eigendecomposition(data, monkeypatch):
+    from scipy.linalg import eigh
+
+    R = lib.rbf_features(data[0], data[0], 3.0)[:, :-1]
+    lam, Q = grid._leading_eigenpairs(R, 100.0)        # pivoted Cholesky + SVD (low rank)
+    monkeypatch.setattr(grid, "PIVOTED_FRACTION", -1.0)
+    lam_full, Q_full = grid._leading_eigenpairs(R, 100.0)   # full eigendecomposition
+    assert 3 < lam.size == lam_full.size < R.shape[0] // 2
+    np.testing.assert_allclose(lam, lam_full, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(Q @ np.diag(lam) @ Q.T, R, atol=1e-9)   # the dropped part is tiny
+    lam_all = eigh(R, eigvals_only=True)
+    assert lam_full[-1] > grid._rank_cut(lam_all[-1], 100.0) >= lam_all[-lam.size - 1]

@@ -219,3 +219,23 @@ def test_leading_eigenpairs_match_a_full_eigendecomposition(data, monkeypatch):
     np.testing.assert_allclose(Q @ np.diag(lam) @ Q.T, R, atol=1e-9)   # the dropped part is tiny
     lam_all = eigh(R, eigvals_only=True)
     assert lam_full[-1] > grid._rank_cut(lam_all[-1], 100.0) >= lam_all[-lam.size - 1]
+
+
+@pytest.mark.parametrize("banded", [True, False])
+def test_dual_variances_equal_a_direct_computation(data, monkeypatch, banded):
+    """Both dual forms, including the direct formula where ``1 - B^-1_nn`` is tiny (W ~ 1e-18)."""
+    Xtr, _, Xte, _ = data
+    if not banded:
+        monkeypatch.setattr(grid, "BAND_FRACTION", -1.0)
+    solver = grid._make_solver(Xtr, Xte, 0.05, 100.0)
+    assert isinstance(solver, grid._Banded) == banded
+    a = np.random.default_rng(5).normal(scale=3.0, size=Xtr.shape[0])
+    a[:10] = 40.0                                      # W = s(a) s(-a) ~ 4e-18
+    s2 = 0.5
+    h, var_test = solver.variances(solver.factor(a, s2), s2)
+    Phi, Phi_test = lib.rbf_features(Xtr, Xtr, 0.05), lib.rbf_features(Xte, Xtr, 0.05)
+    W = lib.sigmoid(a) * lib.sigmoid(-a)
+    A = np.eye(Phi.shape[1]) / s2 + (Phi.T * W) @ Phi  # the precision, directly
+    cov = np.linalg.inv(A)
+    np.testing.assert_allclose(h, np.einsum("nm,mk,nk->n", Phi, cov, Phi), rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(var_test, np.einsum("nm,mk,nk->n", Phi_test, cov, Phi_test), rtol=1e-8, atol=1e-12)

@@ -126,7 +126,7 @@ DUAL_FRACTION = 0.7
 PIVOTED_FRACTION = 0.5
 #: Newton stops once ``max |da| <= ACCEPT_STEP``: the step is taken, the MAP polished to
 #: ``max |da| <= POLISH_TOL`` by chord steps, and (G5) applied (its error is at most
-#: ``p ACCEPT_STEP^2 / 2``, below 1e-8 for the ``p < 200`` effective parameters of the book's grids).
+#: ``p ACCEPT_STEP^2 / 2 <= N ACCEPT_STEP^2 / 2``: at most 4e-8 for the book's N = 750).
 ACCEPT_STEP = 1e-5
 POLISH_TOL = 1e-12
 #: Warm starts extrapolate the last this many solutions (a quartic; a higher order than the

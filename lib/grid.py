@@ -268,8 +268,32 @@ class _Dual:
         self.K, self.K_test, self.sqnorm_test = K, K_test, sqnorm_test
         self.size = K.shape[0]
 
+    # The products with K and the solves with B are the only parts the banded form replaces.
+
+    def _K(self, v):
+        """``K v``."""
+        return self.K @ v
+
+    def _K_columns(self, index):
+        """Columns ``K[:, index]`` and diagonal entries ``K[index, index]``."""
+        return self.K[:, index], self.K[index, index]
+
+    def _solve(self, fac, v):
+        """``B_f^{-1} v`` (``B_f = U^T U``)."""
+        return dpotrs(fac.chol, v, lower=0)[0]
+
+    def _inverse_parts(self, fac):
+        """``diag(B_f^{-1})`` and a function ``V -> diag(V^T B_f^{-1} V)``."""
+        Ui = _upper_inverse(fac.chol)                  # U^{-1}; B^{-1} = U^{-1} U^{-T}
+
+        def quadratic(V):                              # |U^{-T} V|^2 by columns (U^{-T} = L^{-1})
+            Y = dtrmm(1.0, Ui, V, lower=0, trans_a=1)
+            return np.einsum("in,in->n", Y, Y)
+
+        return np.einsum("ni,ni->n", Ui, Ui), quadratic
+
     def activations(self, alpha, s2):
-        return s2 * (self.K @ alpha)
+        return s2 * self._K(alpha)
 
     def weight_scale(self, s2):
         return s2                                      # w = Phi^T (s2 alpha)
@@ -298,25 +322,23 @@ class _Dual:
         """
         r = np.sqrt(fac.W)
         v = (y - sigmoid(a)) - alpha                   # residual of alpha = y - s(s2 K alpha)
-        Jv = v - r * dpotrs(fac.chol, r * (fac.s2 * (self.K @ v)), lower=0)[0]   # B_f = U^T U
+        Jv = v - r * self._solve(fac, r * (fac.s2 * self._K(v)))
         alpha_new = alpha + Jv
         return alpha_new, self.activations(alpha_new, s2)
 
     def variances(self, fac, s2):
         """Posterior variances of the train and test activations, from the factor."""
         r = np.sqrt(fac.W)
-        Ui = _upper_inverse(fac.chol)                  # U^{-1}; B^{-1} = U^{-1} U^{-T}
-        one_minus = 1.0 - np.einsum("ni,ni->n", Ui, Ui)  # 1 - diag(B^{-1})
+        diag_inv, quadratic = self._inverse_parts(fac)
+        one_minus = 1.0 - diag_inv                     # 1 - diag(B^{-1})
         ok = one_minus > _DIRECT_VARIANCE
         h = np.empty(self.size)
         h[ok] = one_minus[ok] / fac.W[ok]
         bad = np.flatnonzero(~ok)
         if bad.size:                                   # direct formula where (1 - B^-1_nn) is tiny
-            Vb = dtrmm(1.0, Ui, (s2 * r)[:, None] * self.K[:, bad], lower=0, trans_a=1)
-            h[bad] = s2 * self.K[bad, bad] - np.einsum("in,in->n", Vb, Vb)
-        # U^{-T} W^1/2 s2 k*  (U^{-T} = L^{-1} with L = U^T)
-        Vt = dtrmm(1.0, Ui, (s2 * r)[:, None] * self.K_test, lower=0, trans_a=1)
-        var_test = s2 * self.sqnorm_test - np.einsum("in,in->n", Vt, Vt)
+            K_bad, K_bad_diag = self._K_columns(bad)
+            h[bad] = s2 * K_bad_diag - quadratic((s2 * r)[:, None] * K_bad)
+        var_test = s2 * self.sqnorm_test - quadratic((s2 * r)[:, None] * self.K_test)   # k* = Phi phi*
         return np.maximum(h, 0.0), np.maximum(var_test, 0.0)
 
     def test_activations(self, alpha, s2):
@@ -386,8 +408,8 @@ class _Banded(_Dual):
         """``K v = K0 v + 1 (1.v)``."""
         return self.K0 @ v + np.sum(v)
 
-    def activations(self, alpha, s2):
-        return s2 * self._K(alpha)
+    def _K_columns(self, index):
+        return self.K0[index].toarray().T + 1.0, self.K_diag[index]   # K symmetric
 
     def factor(self, a, s2):
         W = _curvature(a)
@@ -415,8 +437,9 @@ class _Banded(_Dual):
         band = _BandFactor(Li, Ms, q, t, gamma)
         return _Factor(band, W, s2, log_det + np.log(gamma))   # (G6)
 
-    def _solve(self, band, v):
+    def _solve(self, fac, v):
         """``B^{-1} v`` in the original order (Sherman-Morrison on ``B0 + c c^T``)."""
+        band = fac.chol
         vp = v[self.perm]
         x = _block_backward(band.Li, band.Ms, self.blocks, _block_forward(band.Li, band.Ms, self.blocks, vp))
         x -= band.t * (float(band.t @ vp) / band.gamma)
@@ -424,34 +447,18 @@ class _Banded(_Dual):
         out[self.perm] = x
         return out
 
-    def _quadratic(self, band, V):
-        """``diag(V^T B^{-1} V)`` for the columns of ``V`` (shape (N, m), original order)."""
-        Y = _block_forward(band.Li, band.Ms, self.blocks, V[self.perm])
-        return np.einsum("nj,nj->j", Y, Y) - (Y.T @ band.q) ** 2 / band.gamma
+    def _inverse_parts(self, fac):
+        """``diag(B^{-1}) = diag(B0^{-1}) - t^2 / gamma`` (selected inversion) and
+        ``V -> diag(V^T B^{-1} V)`` (block forward substitution, Sherman-Morrison)."""
+        band = fac.chol
 
-    def step(self, fac, alpha, a, y, s2):
-        """As :meth:`_Dual.step`, with the block-tridiagonal factor."""
-        r = np.sqrt(fac.W)
-        v = (y - sigmoid(a)) - alpha
-        Jv = v - r * self._solve(fac.chol, r * (fac.s2 * self._K(v)))
-        alpha_new = alpha + Jv
-        return alpha_new, self.activations(alpha_new, s2)
+        def quadratic(V):
+            Y = _block_forward(band.Li, band.Ms, self.blocks, V[self.perm])
+            return np.einsum("nj,nj->j", Y, Y) - (Y.T @ band.q) ** 2 / band.gamma
 
-    def variances(self, fac, s2):
-        """Posterior variances of the train and test activations, from the factor."""
-        band, r = fac.chol, np.sqrt(fac.W)
-        diag_inv = np.empty(self.size)                 # diag(B^{-1}) = diag(B0^{-1}) - t^2 / gamma
+        diag_inv = np.empty(self.size)
         diag_inv[self.perm] = _block_inverse_diagonal(band.Li, band.Ms) - band.t**2 / band.gamma
-        one_minus = 1.0 - diag_inv
-        ok = one_minus > _DIRECT_VARIANCE
-        h = np.empty(self.size)
-        h[ok] = one_minus[ok] / fac.W[ok]
-        bad = np.flatnonzero(~ok)
-        if bad.size:                                   # direct formula where (1 - B^-1_nn) is tiny
-            K_bad = self.K0[bad].toarray().T + 1.0     # columns of K (symmetric)
-            h[bad] = s2 * self.K_diag[bad] - self._quadratic(band, (s2 * r)[:, None] * K_bad)
-        var_test = s2 * self.sqnorm_test - self._quadratic(band, (s2 * r)[:, None] * self.K_test)
-        return np.maximum(h, 0.0), np.maximum(var_test, 0.0)
+        return diag_inv, quadratic
 
 
 def _block_forward(Li, Ms, blocks, V):

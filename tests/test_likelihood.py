@@ -28,21 +28,22 @@ def test_log_likelihood_finite_for_huge_activations():
     assert ll == pytest.approx(-800.0)
 
 
+def _central_differences(f, w, h=1e-6):
+    """``(f(w + h e_j) - f(w - h e_j)) / (2 h)`` for every unit vector ``e_j``, stacked."""
+    return np.array([(f(w + h * e) - f(w - h * e)) / (2 * h) for e in np.eye(w.size)])
+
+
 def test_gradient_against_finite_differences(small_problem):
     Phi, y = small_problem["Phi"], small_problem["y"]
     w = np.random.default_rng(3).normal(size=Phi.shape[1]) * 0.5
-    h = 1e-6
-    E = np.eye(w.size)
-    fd = np.array([(lib.log_likelihood(w + h * e, Phi, y) - lib.log_likelihood(w - h * e, Phi, y)) / (2 * h) for e in E])
+    fd = _central_differences(lambda v: lib.log_likelihood(v, Phi, y), w)
     np.testing.assert_allclose(lib.gradient(w, Phi, y), fd, rtol=1e-6, atol=1e-7)
 
 
 def test_hessian_against_finite_differences(small_problem):
     Phi, y = small_problem["Phi"], small_problem["y"]
     w = np.random.default_rng(4).normal(size=Phi.shape[1]) * 0.5
-    h = 1e-6
-    E = np.eye(w.size)
-    fd = np.array([(lib.gradient(w + h * e, Phi, y) - lib.gradient(w - h * e, Phi, y)) / (2 * h) for e in E])
+    fd = _central_differences(lambda v: lib.gradient(v, Phi, y), w)
     H = lib.hessian(w, Phi, y)
     np.testing.assert_allclose(H, fd, rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(H, H.T, atol=1e-12)

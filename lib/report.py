@@ -129,6 +129,8 @@ TEXT: dict = {
     "rbf_best_accuracy": ("95/86%", "Up to 95/86% accuracy vs. 75/75%"),
     "linear_accuracy": ("75/75%", "Up to 95/86% accuracy vs. 75/75%"),
     "class_counts": ("494 ones and 506 0s", "the dataset has 494 ones and 506 0s"),
+    "n_ones": ("494", "the dataset has 494 ones and 506 0s"),
+    "n_zeros": ("506", "the dataset has 494 ones and 506 0s"),
     "majority_switch": ("0.51", "above 0.51 it predicts primarily 1s"),
     "rbf_epochs": ("500+", "required more training steps to converge (500+ vs 20 epochs)"),
 }

@@ -1,19 +1,24 @@
 """Scoring a fitted Laplace posterior (book chapters "The model evidence" and "The probit
-predictive"; report tables 1-4 and section 3.3).
+predictive"; report tables 1-4 and sections 2.1.2 and 3.3).
+
+Notation of the book: ``L`` the log-likelihood, ``Psi(w) = L(w) - w.w / (2 s2)`` the log
+posterior up to a constant, ``A = I / s2 + Phi^T W Phi`` the posterior precision with Cholesky
+factor ``L_chol``, ``Z`` the evidence and ``log Z`` the log evidence.
 
 Two kinds of score:
 
 * **evidence criteria** on the training data: the Laplace log evidence split into its four
-  terms, the Bayesian information criterion (lecture notes 7.3.1), and the number of
-  well-determined weights ``gamma = M - tr(A^{-1}) / s2``::
+  terms, the two shortened forms of it that the report writes down (its eq. 6 and listing 2),
+  the Bayesian information criterion (lecture notes 7.3.1), and the number of well-determined
+  weights ``gamma = M - tr(A^{-1}) / s2``::
 
-      log p(y) ~= L(w_MAP) - w_MAP.w_MAP / (2 s2) - (M/2) log s2 - (1/2) log|A|
-      BIC       = L(w_MAP) - (M/2) log N
+      log Z ~= L(w_MAP) - w_MAP.w_MAP / (2 s2) - (M/2) log s2 - (1/2) log|A|
+      BIC    = L(w_MAP) - (M/2) log N
 
 * **predictive scores** on a labelled set, for the plug-in MAP classifier ``s(phi.w_MAP)``
   and the probit-approximated predictive ``s(kappa mu_a)``: average log-likelihood,
   accuracy, row-normalised confusion matrix, and the cross-tabulation of the two
-  classifiers' decisions.
+  classifiers' decisions; :func:`score_posterior` collects the headline ones.
 """
 from __future__ import annotations
 
@@ -39,7 +44,7 @@ def _check_posterior(posterior) -> LaplacePosterior:
 
 
 def evidence_terms(posterior: LaplacePosterior) -> dict[str, float]:
-    """The four terms of the Laplace log evidence (book eq. for ``log p(y)``).
+    """The four terms of the Laplace log evidence ``log Z`` (book eq. ``eq-ev-laplace``).
 
     Parameters
     ----------
@@ -62,6 +67,32 @@ def evidence_terms(posterior: LaplacePosterior) -> dict[str, float]:
     }
     terms["log_evidence"] = float(sum(terms.values()))
     return terms
+
+
+def report_evidence_forms(posterior: LaplacePosterior) -> dict[str, float]:
+    """The log evidence as the report's eq. 6 and listing 2 write it, beside the full one.
+
+    The full Laplace log evidence is ``log Z = Psi(w_MAP) - (M/2) log s2 - (1/2) log|A|``.
+    The report's eq. 6 keeps ``L(w_MAP) + (1/2) log|A^{-1}|`` only, dropping both prior terms,
+    ``-w.w / (2 s2)`` and ``-(M/2) log s2``. Its listing 2 returns
+    ``-posterior(w, ...) - sum_i log L_ii``; the function ``posterior`` is not shown, and if it
+    returns ``-Psi`` (the negative of the report's eq. 2, the cost it minimises), the listing
+    computes ``Psi(w_MAP) - (1/2) log|A|``, which keeps the quadratic term and drops
+    ``-(M/2) log s2``. All three coincide in the ``2 pi`` factors, which cancel.
+
+    Parameters
+    ----------
+    posterior : LaplacePosterior
+
+    Returns
+    -------
+    dict of str to float
+        ``eq6`` ``L(w_MAP) - (1/2) log|A|``; ``listing2`` ``Psi(w_MAP) - (1/2) log|A|`` (the
+        reading above); ``laplace`` the full ``log Z`` (``posterior.log_evidence``).
+    """
+    t = evidence_terms(posterior)
+    eq6 = t["log_likelihood"] + t["occam_log_det"]
+    return {"eq6": eq6, "listing2": eq6 + t["prior_quadratic"], "laplace": t["log_evidence"]}
 
 
 def bic(posterior: LaplacePosterior, n_data: int) -> float:
@@ -90,10 +121,10 @@ def bic(posterior: LaplacePosterior, n_data: int) -> float:
 def effective_parameters(posterior: LaplacePosterior) -> float:
     """Number of well-determined weights ``gamma = M - tr(A^{-1}) / s2`` (MacKay 1992).
 
-    With ``lambda_i`` the eigenvalues of the data term ``Phi^T S Phi`` of the precision,
-    ``gamma = sum_i lambda_i / (lambda_i + 1/s2)``: each direction counts 1 when the data
-    pin it down (``lambda_i >> 1/s2``) and 0 when the prior does. ``tr(A^{-1})`` is
-    ``|L^{-1}|_F^2`` from the Cholesky factor, no explicit inverse.
+    With ``nu_i`` the eigenvalues of the data term ``Phi^T W Phi`` of the precision,
+    ``gamma = sum_i nu_i / (nu_i + 1/s2)``: each direction counts 1 when the data
+    pin it down (``nu_i >> 1/s2``) and 0 when the prior does. ``tr(A^{-1})`` is
+    ``|L^{-1}|_F^2`` from the Cholesky factor ``L``, no explicit inverse.
 
     Parameters
     ----------
@@ -205,8 +236,11 @@ def score_split(posterior: LaplacePosterior, Phi, y) -> SplitScores:
     )
 
 
-def evaluate(posterior: LaplacePosterior, Phi_train, y_train, Phi_test, y_test) -> dict[str, float]:
+def score_posterior(posterior: LaplacePosterior, Phi_train, y_train, Phi_test, y_test) -> dict[str, float]:
     """Headline scores of a posterior: its log evidence and train/test scores.
+
+    (Formerly ``evaluate``, a name it shared with its module; ``evaluate`` remains as a
+    deprecated alias.)
 
     Parameters
     ----------
@@ -237,3 +271,7 @@ def evaluate(posterior: LaplacePosterior, Phi_train, y_train, Phi_test, y_test) 
         "train_ll_pred": tr.ll_pred,
         "test_ll_pred": te.ll_pred,
     }
+
+
+#: Deprecated alias of :func:`score_posterior` (the old name, which shadowed the module's own).
+evaluate = score_posterior

@@ -1,4 +1,4 @@
-"""Unit tests of lib.evaluate (evidence terms, BIC, MAP/predictive scores)."""
+"""Unit tests of lib.evaluate (evidence terms, the report's evidence forms, BIC, scores)."""
 import numpy as np
 import pytest
 from scipy.special import expit
@@ -11,6 +11,8 @@ from lib.evaluate import (
     effective_parameters,
     evaluate,
     evidence_terms,
+    report_evidence_forms,
+    score_posterior,
     score_split,
 )
 
@@ -51,6 +53,37 @@ def test_evidence_terms_independent_values(fitted):
 def test_prior_normaliser_is_zero_at_unit_variance(small_problem):
     post = lib.fit_laplace(small_problem["Phi"], small_problem["y"], 1.0)
     assert evidence_terms(post)["prior_normaliser"] == 0.0
+
+
+@pytest.mark.parametrize("s2", [0.3, 1.0, 5.0])
+def test_report_evidence_forms(small_problem, s2):
+    Phi, y = small_problem["Phi"], small_problem["y"]
+    post = lib.fit_laplace(Phi, y, s2)
+    forms = report_evidence_forms(post)
+    assert list(forms) == ["eq6", "listing2", "laplace"]
+    M = Phi.shape[1]
+    _, logdet = np.linalg.slogdet(lib.precision_matrix(post.w_map, Phi, s2))
+    L = lib.log_likelihood(post.w_map, Phi, y)
+    quad = post.w_map @ post.w_map / (2 * s2)
+    # eq. 6: L(w) + (1/2) log|A^{-1}|
+    assert forms["eq6"] == pytest.approx(L - logdet / 2, rel=1e-10)
+    # listing 2 with posterior = -Psi: Psi(w) - (1/2) log|A|
+    assert forms["listing2"] == pytest.approx(L - quad - logdet / 2, rel=1e-10)
+    assert forms["laplace"] == pytest.approx(post.log_evidence, abs=1e-12)
+    # the full form differs from listing 2 by the prior normaliser alone
+    assert forms["laplace"] - forms["listing2"] == pytest.approx(-M / 2 * np.log(s2), abs=1e-9)
+
+
+def test_full_laplace_evidence_is_never_positive(small_problem):
+    # Occam term -(1/2) log|I + s2 Phi^T W Phi| <= 0, so log Z <= Psi(w_MAP) <= L(w_MAP) <= 0
+    for s2 in (0.1, 1.0, 100.0):
+        post = lib.fit_laplace(small_problem["Phi"], small_problem["y"], s2)
+        assert post.log_evidence <= post.log_likelihood <= 0
+
+
+def test_report_evidence_forms_needs_a_posterior():
+    with pytest.raises(TypeError, match="posterior must be a LaplacePosterior"):
+        report_evidence_forms(np.eye(3))
 
 
 def test_bic_formula(fitted):
@@ -107,7 +140,7 @@ def test_crosstab_bad_input(p_row, p_col, err, match):
         decision_crosstab(p_row, p_col)
 
 
-# ------------------------------------------------------------------ score_split, evaluate
+# ------------------------------------------------------------------ score_split, score_posterior
 
 
 def test_score_split_against_direct_computation(fitted):
@@ -130,9 +163,9 @@ def test_score_split_against_direct_computation(fitted):
     assert np.all(np.abs(p_pred - 0.5) <= np.abs(p_map - 0.5) + 1e-15)
 
 
-def test_evaluate_keys_and_values(fitted):
+def test_score_posterior_keys_and_values(fitted):
     post, prob = fitted
-    out = evaluate(post, prob["Phi"], prob["y"], prob["Phi_test"], prob["y_test"])
+    out = score_posterior(post, prob["Phi"], prob["y"], prob["Phi_test"], prob["y_test"])
     assert list(out) == ["log_evidence", "train_accuracy", "test_accuracy", "train_ll_map",
                          "test_ll_map", "train_ll_pred", "test_ll_pred"]
     assert all(type(v) is float for v in out.values())
@@ -157,9 +190,16 @@ def test_score_split_bad_input(fitted):
     with pytest.raises(ValueError, match="y must contain only the labels 0 and 1"):
         score_split(post, Phi, np.where(y == 1, 2, 0))
     with pytest.raises(ValueError, match="y_test|y must have length"):
-        evaluate(post, prob["Phi"], prob["y"], Phi, y[:5])
+        score_posterior(post, prob["Phi"], prob["y"], Phi, y[:5])
     with pytest.raises(TypeError, match="posterior must be a LaplacePosterior"):
-        evaluate(None, prob["Phi"], prob["y"], Phi, y)
+        score_posterior(None, prob["Phi"], prob["y"], Phi, y)
+
+
+def test_evaluate_is_a_deprecated_alias_of_score_posterior(fitted):
+    post, prob = fitted
+    assert evaluate is score_posterior
+    args = (post, prob["Phi"], prob["y"], prob["Phi_test"], prob["y_test"])
+    assert evaluate(*args) == score_posterior(*args)
 
 
 # ------------------------------------------------------------------ effective_parameters

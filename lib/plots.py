@@ -167,3 +167,36 @@ def plot_grid_heatmap(ax, table, value: str, *, best=None, annotate: bool = Fals
     if title:
         ax.set_title(title)
     return ax
+
+
+def plot_evidence_terms(ax, terms, *, mark=None, mark_label: str | None = None):
+    """The Laplace log evidence and its parts against the prior variance (log axis).
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    terms : pandas.DataFrame
+        Indexed by the prior variance ``s2``, one row per fit, with the columns of
+        :func:`lib.evaluate.evidence_terms`. The prior normaliser and ``-(1/2) log|A|`` are
+        drawn together, as the Occam term ``-(1/2) log|I + s2 Phi^T W Phi|``.
+    mark : float, optional
+        A prior variance to mark with a dotted vertical line, labelled ``mark_label``.
+    """
+    needed = {"log_likelihood", "prior_quadratic", "prior_normaliser", "occam_log_det", "log_evidence"}
+    missing = needed - set(terms.columns)
+    if missing:
+        raise ValueError(f"terms lacks the columns {sorted(missing)}")
+    s2 = terms.index.to_numpy(dtype=float)
+    ax.plot(s2, terms["log_likelihood"], "o-", label=r"data fit $\mathcal{L}(\hat{\mathbf{w}})$")
+    ax.plot(s2, terms["prior_quadratic"], "s-",
+            label=r"prior penalty $-\hat{\mathbf{w}}^\top\hat{\mathbf{w}}/2s^2$")
+    ax.plot(s2, terms["prior_normaliser"] + terms["occam_log_det"], "^-",
+            label=r"Occam term $-\frac{1}{2}\log|\mathbf{I} + s^2\mathbf{\Phi}^\top\mathbf{W}\mathbf{\Phi}|$")
+    ax.plot(s2, terms["log_evidence"], "k-", lw=2.5, label=r"$\log Z$ (the sum)")
+    if mark is not None:
+        ax.axvline(mark, color="grey", ls=":", label=mark_label)
+    ax.set_xscale("log")
+    ax.set_xlabel("prior variance $s^2$")
+    ax.set_ylabel("nats")
+    ax.legend(fontsize=8)
+    return ax

@@ -9,13 +9,13 @@ point (the tests check it to 1e-6), but the work is shared across the grid.
 
 **One decomposition per width.** The design is ``Phi = [R, 1]`` with ``R`` the N x N RBF
 block, symmetric positive semi-definite because the centres are the training inputs. Its
-eigendecomposition ``R = Q diag(lam) Q^T`` resolves the small singular values of ``Phi`` to
+eigendecomposition ``R = Q diag(nu) Q^T`` resolves the small singular values of ``Phi`` to
 the rounding level of ``R`` (a Gram matrix ``Phi Phi^T`` would square that level). When the
 numerical rank ``m`` is small it comes from a pivoted Cholesky factorisation ``R ~ F F^T``
 (``F`` N x m) and the SVD of ``F``, in ``O(N m^2)`` instead of ``O(N^3)``.
 
 **Exact rank reduction (primal form, wide bumps).** Keep the k eigenvalues above the cut and
-write ``w_rbf = Q_k u + w_perp``: then ``Phi w = G z`` with ``G = [Q_k diag(lam_k), 1]``
+write ``w_rbf = Q_k u + w_perp``: then ``Phi w = G z`` with ``G = [Q_k diag(nu_k), 1]``
 (N x r, r = k + 1) and ``z = (u, w_bias)``. The columns of ``Q_k`` are orthonormal, so the
 prior stays ``N(0, s2 I)`` on ``z`` and on ``w_perp``; the likelihood does not see
 ``w_perp``, hence at the MAP ``w_perp = 0`` and ``z`` is the MAP of the model with design
@@ -28,8 +28,8 @@ that of the reduced model, the M - r other directions cancelling exactly::
 
     log Z = L(G z) - z.z / (2 s2) - D / 2,    D = log|A_r| + r log s2 = log|I_r + s2 G^T W G|  (G1)
 
-An eigenvalue is dropped when ``s2_max lam^2 <= RANK_TOL``: the direction then adds at most
-``s2 lam^2 / 8`` to ``D`` and moves the activations by as little, far below the 1e-6 the
+An eigenvalue is dropped when ``s2_max nu^2 <= RANK_TOL``: the direction then adds at most
+``s2 nu^2 / 8`` to ``D`` and moves the activations by as little, far below the 1e-6 the
 tests ask for. A test input with RBF features ``r*`` has ``g* = (Q_k^T r*, 1)``, mean
 ``g*.z`` and variance::
 
@@ -87,6 +87,7 @@ Each task uses one BLAS thread, which makes the results identical on any backend
 """
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 
@@ -114,10 +115,10 @@ COLUMNS = (
     "n_iter",
 )
 
-#: An eigenvalue ``lam`` of the RBF block is dropped when ``s2_max * lam**2 <= RANK_TOL`` (its
+#: An eigenvalue ``nu`` of the RBF block is dropped when ``s2_max * nu**2 <= RANK_TOL`` (its
 #: share of the log evidence is below ``RANK_TOL / 8``) ...
 RANK_TOL = 1e-12
-#: ... or when it is at the rounding level of the RBF block: ``lam <= NOISE_TOL * lam_max``.
+#: ... or when it is at the rounding level of the RBF block: ``nu <= NOISE_TOL * nu_max``.
 NOISE_TOL = 1e-13
 #: The dual (N x N) form is used when the reduced model keeps more than this fraction of N.
 DUAL_FRACTION = 0.7
@@ -569,9 +570,9 @@ def _band_plan(KR, s2_max):
     return np.where(keep, KR, 0.0), perm, max(bandwidth, MIN_BLOCK)
 
 
-def _rank_cut(lam_max, s2_max):
+def _rank_cut(nu_max, s2_max):
     """Eigenvalues of the RBF block at or below this are dropped (module docstring)."""
-    return max(np.sqrt(RANK_TOL / s2_max), NOISE_TOL * lam_max)
+    return max(np.sqrt(RANK_TOL / s2_max), NOISE_TOL * nu_max)
 
 
 def kept_directions(X_train, width, s2_max) -> int:
@@ -587,7 +588,7 @@ def kept_directions(X_train, width, s2_max) -> int:
     width : float
         RBF width ``l``.
     s2_max : float
-        Largest prior variance of the grid (the cut is ``s2_max lam^2 <= RANK_TOL``).
+        Largest prior variance of the grid (the cut is ``s2_max nu^2 <= RANK_TOL``).
 
     Returns
     -------
@@ -623,12 +624,12 @@ def _leading_eigenpairs(R, s2_max):
         F = np.zeros((N, m))
         F[piv - 1] = np.tril(C[:, :m])                 # R = F F^T + remainder
         U, sigma, _ = svd(F, full_matrices=False, check_finite=False)
-        lam, Q = sigma**2, U
+        nu, Q = sigma**2, U
     else:
-        lam, Q = eigh(R, check_finite=False, driver="evd")
-        lam, Q = lam[::-1], Q[:, ::-1]
-    k = int(np.sum(lam > _rank_cut(lam[0], s2_max)))
-    return lam[:k], Q[:, :k]
+        nu, Q = eigh(R, check_finite=False, driver="evd")
+        nu, Q = nu[::-1], Q[:, ::-1]
+    k = int(np.sum(nu > _rank_cut(nu[0], s2_max)))
+    return nu[:k], Q[:, :k]
 
 
 def _make_solver(X_train, X_test, width, s2_max):
@@ -649,12 +650,12 @@ def _make_solver(X_train, X_test, width, s2_max):
     # R - cut I positive definite (a cheap Cholesky) <=> every eigenvalue kept: full rank.
     _, info = dpotrf(R - _rank_cut(0.0, s2_max) * np.eye(N), lower=1, overwrite_a=1)
     if info != 0:
-        lam_k, Q_k = _leading_eigenpairs(R, s2_max)
-    if info == 0 or lam_k.size + 1 > DUAL_FRACTION * N:
+        nu_k, Q_k = _leading_eigenpairs(R, s2_max)
+    if info == 0 or nu_k.size + 1 > DUAL_FRACTION * N:
         KR = _gram(R) if KR is None else KR
         KR += 1.0
         return _Dual(KR, Phi @ Phi_test.T, sqnorm_test)
-    G = np.column_stack([Q_k * lam_k, np.ones(N)])     # Phi w = G z,  z = (Q_k^T w_rbf, w_bias)
+    G = np.column_stack([Q_k * nu_k, np.ones(N)])     # Phi w = G z,  z = (Q_k^T w_rbf, w_bias)
     G_test = np.column_stack([R_test @ Q_k, np.ones(R_test.shape[0])])
     residual_test = np.maximum(sqnorm_test - np.einsum("nr,nr->n", G_test, G_test), 0.0)
     return _Primal(G, G_test, residual_test)
@@ -780,6 +781,28 @@ def _width_rows(X_train, y_train, X_test, y_test, s2_sorted, width, warm_start=T
 # --------------------------------------------------------------------------- public function
 
 
+def default_n_jobs(n_tasks: int) -> int:
+    """Worker processes :func:`evidence_grid` uses when ``n_jobs=None``.
+
+    The cores this process may run on (``os.sched_getaffinity`` where the platform has it, else
+    ``os.cpu_count()``), at most one per task and at least one.
+
+    Parameters
+    ----------
+    n_tasks : int
+        Number of independent tasks (widths of the grid).
+
+    Returns
+    -------
+    int
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):                  # not on every platform
+        cores = os.cpu_count() or 1
+    return max(1, min(int(cores), int(n_tasks)))
+
+
 def _grid_values(values, name: str) -> np.ndarray:
     arr = np.asarray(values)
     if arr.ndim == 0:
@@ -795,7 +818,7 @@ def _grid_values(values, name: str) -> np.ndarray:
 
 
 def evidence_grid(
-    X_train, y_train, X_test, y_test, s2_values, widths, *, n_jobs=1, progress=False, warm_start=True
+    X_train, y_train, X_test, y_test, s2_values, widths, *, n_jobs=None, progress=False, warm_start=True
 ):
     """Laplace fit and scores at every ``(s2, l)`` of a grid (report section 3.3).
 
@@ -811,9 +834,11 @@ def evidence_grid(
         Prior variances, positive, distinct.
     widths : array_like, shape (P,)
         RBF widths ``l``, positive, distinct.
-    n_jobs : int
-        Widths run in parallel through :class:`joblib.Parallel` (``-1``: all cores, or every
-        worker of the active joblib backend, e.g. a dask cluster).
+    n_jobs : int or None
+        Widths run in parallel through :class:`joblib.Parallel`. ``None`` (default): the cores
+        of this machine, at most one per width (:func:`default_n_jobs`); ``-1``: every worker
+        of the active joblib backend (e.g. a dask cluster). The table is the same, to the last
+        bit, for any value: each width is one task with one BLAS thread.
     progress : bool
         Show a tqdm progress bar (on stderr).
     warm_start : bool
@@ -839,8 +864,10 @@ def evidence_grid(
     y_test = as_labels(y_test, "y_test", length=X_test.shape[0])
     s2_sorted = _grid_values(s2_values, "s2_values")
     widths = _grid_values(widths, "widths")
+    if n_jobs is None:
+        n_jobs = default_n_jobs(widths.size)
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be a non-zero integer (as for joblib), got {n_jobs!r}")
+        raise ValueError(f"n_jobs must be None or a non-zero integer (as for joblib), got {n_jobs!r}")
 
     tasks = (delayed(_width_rows)(X_train, y_train, X_test, y_test, s2_sorted, l, bool(warm_start))
              for l in widths)

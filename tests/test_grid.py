@@ -1,4 +1,5 @@
 """Tests of lib.grid: the fast evidence grid equals lib.fit_laplace point by point."""
+import os
 import warnings
 
 import numpy as np
@@ -27,7 +28,7 @@ def data():
 
 @pytest.fixture(scope="module")
 def table(data):
-    return evidence_grid(*data, S2, WIDTHS)
+    return evidence_grid(*data, S2, WIDTHS, n_jobs=1)           # serial: the reference
 
 
 def test_all_forms_are_exercised(data):
@@ -68,6 +69,25 @@ def test_warm_start_equals_cold_start(data):
 def test_joblib_parallel_equals_serial(data, table):
     parallel = evidence_grid(*data, S2, WIDTHS, n_jobs=2)
     pd.testing.assert_frame_equal(parallel, table, check_exact=True)
+
+
+def test_default_jobs_use_the_cores_and_equal_serial(data, table):
+    expected = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
+                   else os.cpu_count() or 1, WIDTHS.size)
+    assert grid.default_n_jobs(WIDTHS.size) == expected
+    default = evidence_grid(*data, S2, WIDTHS)                  # n_jobs=None
+    pd.testing.assert_frame_equal(default, table, check_exact=True)
+
+
+@pytest.mark.parametrize("cores, n_tasks, expected", [(8, 3, 3), (2, 50, 2), (1, 5, 1), (4, 0, 1)])
+def test_default_jobs_are_bounded(monkeypatch, cores, n_tasks, expected):
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    assert grid.default_n_jobs(n_tasks) == expected
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # platforms without it
+    monkeypatch.setattr(os, "cpu_count", lambda: cores)
+    assert grid.default_n_jobs(n_tasks) == expected
+    monkeypatch.setattr(os, "cpu_count", lambda: None)        # unknown: one job
+    assert grid.default_n_jobs(n_tasks) == 1
 
 
 def test_dask_cluster_equals_serial(data, table):
@@ -113,8 +133,8 @@ def test_progress_bar_goes_to_stderr(data, capsys):
         ({"s2_values": [1.0, 1.0]}, ValueError, "s2_values must not contain repeated"),
         ({"s2_values": ["a"]}, TypeError, "s2_values must be a numeric array"),
         ({"widths": [0.0, 1.0]}, ValueError, "widths must hold positive"),
-        ({"n_jobs": 0}, ValueError, "n_jobs must be a non-zero integer"),
-        ({"n_jobs": 1.5}, ValueError, "n_jobs must be a non-zero integer"),
+        ({"n_jobs": 0}, ValueError, "n_jobs must be None or a non-zero integer"),
+        ({"n_jobs": 1.5}, ValueError, "n_jobs must be None or a non-zero integer"),
     ],
 )
 def test_bad_grid_arguments(data, kwargs, error, match):
@@ -211,14 +231,14 @@ def test_leading_eigenpairs_match_a_full_eigendecomposition(data, monkeypatch):
     from scipy.linalg import eigh
 
     R = lib.rbf_features(data[0], data[0], 3.0)[:, :-1]
-    lam, Q = grid._leading_eigenpairs(R, 100.0)        # pivoted Cholesky + SVD (low rank)
+    nu, Q = grid._leading_eigenpairs(R, 100.0)        # pivoted Cholesky + SVD (low rank)
     monkeypatch.setattr(grid, "PIVOTED_FRACTION", -1.0)
-    lam_full, Q_full = grid._leading_eigenpairs(R, 100.0)   # full eigendecomposition
-    assert 3 < lam.size == lam_full.size < R.shape[0] // 2
-    np.testing.assert_allclose(lam, lam_full, rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(Q @ np.diag(lam) @ Q.T, R, atol=1e-9)   # the dropped part is tiny
-    lam_all = eigh(R, eigvals_only=True)
-    assert lam_full[-1] > grid._rank_cut(lam_all[-1], 100.0) >= lam_all[-lam.size - 1]
+    nu_full, Q_full = grid._leading_eigenpairs(R, 100.0)   # full eigendecomposition
+    assert 3 < nu.size == nu_full.size < R.shape[0] // 2
+    np.testing.assert_allclose(nu, nu_full, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(Q @ np.diag(nu) @ Q.T, R, atol=1e-9)   # the dropped part is tiny
+    nu_all = eigh(R, eigvals_only=True)
+    assert nu_full[-1] > grid._rank_cut(nu_all[-1], 100.0) >= nu_all[-nu.size - 1]
 
 
 @pytest.mark.parametrize("banded", [True, False])

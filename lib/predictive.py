@@ -1,13 +1,18 @@
-"""Predictive distributions (book chapter "The probit predictive"; report section 2.4).
+"""Predictive distributions (book chapter "The probit predictive"; report section 2.1.3).
 
-Under ``q(w) = N(w_MAP, A^{-1})`` the activation ``a = phi.w`` is Gaussian with::
+Under the Laplace posterior ``q(w) = N(w | w_MAP, A^{-1})`` the activation ``a = phi.w`` is
+Gaussian with::
 
-    mu_a = phi . w_MAP,        var_a = phi^T A^{-1} phi = |L^{-1} phi|^2,
+    mu_a = phi . w_MAP,        s_a^2 = phi^T A^{-1} phi = |L^{-1} phi|^2,
 
-and ``P(y=1 | phi) = E[s(a)]`` is approximated by replacing ``s`` with the probit
-``Phi(sqrt(pi/8) a)``, which gives (MacKay 1992; Bishop 2006 eq. 4.153)::
+and ``P(y=1 | phi) = E[sigma(a)]`` is approximated by replacing the logistic ``sigma`` with the
+scaled probit ``N(lambda a)``, ``N`` the standard normal CDF and ``lambda = sqrt(pi/8)`` (matched
+slopes at the origin), which gives (Spiegelhalter & Lauritzen 1990; MacKay 1992; Bishop 2006,
+section 4.5.2; the report's eq. 9)::
 
-    P(y=1 | phi) ~= s(kappa mu_a),    kappa = 1 / sqrt(1 + pi var_a / 8).
+    P(y=1 | phi) ~= sigma(rho mu_a),    rho = (1 + lambda^2 s_a^2)^{-1/2} = 1 / sqrt(1 + pi s_a^2 / 8).
+
+(The sources call ``rho`` kappa; the book keeps kappa for a curvature bound.)
 """
 from __future__ import annotations
 
@@ -17,6 +22,9 @@ from scipy.linalg import solve_triangular
 from ._validate import as_matrix, as_vector
 from .laplace import LaplacePosterior
 from .likelihood import sigmoid
+
+#: The probit approximation's scale ``lambda = sqrt(pi / 8)``: ``sigma(a) ~= N(lambda a)``.
+PROBIT_SCALE = float(np.sqrt(np.pi / 8.0))
 
 
 def _design(posterior: LaplacePosterior, Phi) -> np.ndarray:
@@ -54,7 +62,7 @@ def _gaussian_moments(mu, var) -> tuple[np.ndarray, np.ndarray]:
 
 
 def probit_logits(mu, var) -> np.ndarray:
-    """Moderated activation ``kappa(var) mu`` with ``kappa = (1 + pi var / 8)^{-1/2}``.
+    """Moderated activation ``rho(var) mu`` with ``rho = (1 + pi var / 8)^{-1/2}``.
 
     Parameters
     ----------
@@ -71,15 +79,15 @@ def probit_logits(mu, var) -> np.ndarray:
 
 
 def probit_approximation(mu, var) -> np.ndarray:
-    """``s(mu / sqrt(1 + pi var / 8))``, the probit approximation of ``E[s(a)]``, ``a ~ N(mu, var)``."""
+    """``sigma(mu / sqrt(1 + pi var / 8))``, the probit approximation of ``E[sigma(a)]``, ``a ~ N(mu, var)``."""
     return sigmoid(probit_logits(mu, var))
 
 
 def logistic_gaussian_expectation(mu, var) -> np.ndarray:
-    """``E[s(a)]`` for ``a ~ N(mu, var)`` by the trapezoid rule (the exact reference).
+    """``E[sigma(a)]`` for ``a ~ N(mu, var)`` by the trapezoid rule (the exact reference).
 
-    With ``a = mu + sd z``, the integrand ``s(mu + sd z) N(z | 0, 1)`` is analytic in a strip of
-    half-width ``pi / sd`` (the poles of ``s``), so the trapezoid rule on ``z in [-10, 10]`` with
+    With ``a = mu + sd z``, the integrand ``sigma(mu + sd z) exp(-z^2/2) / sqrt(2 pi)`` is analytic
+    in a strip of half-width ``pi / sd`` (the poles of ``sigma``), so the trapezoid rule on ``z in [-10, 10]`` with
     step ``h <= 0.25 / sd`` converges geometrically, error ``~ exp(-2 pi^2 / (sd h))``: far below
     ``1e-12`` here (checked against adaptive quadrature in the tests).
 
@@ -104,8 +112,45 @@ def logistic_gaussian_expectation(mu, var) -> np.ndarray:
     return out
 
 
+def probit_gap(*, tol: float = 1e-14) -> tuple[float, float]:
+    """The largest gap between the logistic and the scaled probit, and where it is.
+
+    ``g(x) = sigma(x) - N(lambda x)`` is odd, zero at 0 and at infinity, with ``g'(0) = 0`` by the
+    choice of ``lambda``. Its extremum on ``x > 0`` is the root of
+    ``g'(x) = sigma(x)(1 - sigma(x)) - lambda exp(-lambda^2 x^2 / 2) / sqrt(2 pi)``, found by
+    Brent's method on ``[1, 10]`` (``g' < 0`` at 1, ``> 0`` at 10).
+
+    It is also the limit, as the variance grows, of the largest error of the probit approximation
+    of ``E[sigma(a)]`` over all means (book chapter "The probit predictive").
+
+    Parameters
+    ----------
+    tol : float
+        Absolute tolerance on the maximiser.
+
+    Returns
+    -------
+    x_star : float
+        The maximiser of ``|g|`` on ``x > 0`` (``-x_star`` is the other one).
+    gap : float
+        ``g(x_star)``, negative: the probit lies above the logistic for ``x > 0``.
+    """
+    from scipy.optimize import brentq
+    from scipy.special import ndtr
+
+    lam = PROBIT_SCALE
+
+    def slope_difference(x):
+        s = sigmoid(np.array([x]))[0]
+        return s * (1.0 - s) - lam * np.exp(-0.5 * (lam * x) ** 2) / np.sqrt(2.0 * np.pi)
+
+    x_star = brentq(slope_difference, 1.0, 10.0, xtol=tol)
+    gap = float(sigmoid(np.array([x_star]))[0] - ndtr(lam * x_star))
+    return float(x_star), gap
+
+
 def predictive_logits(posterior: LaplacePosterior, Phi) -> np.ndarray:
-    """Logits ``kappa mu_a`` of the probit-approximated predictive, shape (N,)."""
+    """Logits ``rho mu_a`` of the probit-approximated predictive, shape (N,)."""
     return probit_logits(*activation_moments(posterior, Phi))
 
 
@@ -120,5 +165,5 @@ def map_logits(posterior: LaplacePosterior, Phi) -> np.ndarray:
 
 
 def map_proba(posterior: LaplacePosterior, Phi) -> np.ndarray:
-    """Plug-in MAP predictive ``s(Phi w_MAP)``, shape (N,)."""
+    """Plug-in MAP predictive ``sigma(Phi w_MAP)``, shape (N,)."""
     return sigmoid(map_logits(posterior, Phi))

@@ -5,37 +5,41 @@ The model is the RBF classifier of :mod:`lib.features` (centres = the training i
 ``l``, plus a bias column) with the prior ``w ~ N(0, s2 I)``. Its Laplace log evidence is
 (:mod:`lib.laplace`)::
 
-    Z(theta) = psi(w_MAP) - (M/2) log s2 - (1/2) log|A|,       theta = (log s2, log l),
-    psi(w)   = L(w) - w.w / (2 s2),
-    A        = I / s2 + Phi^T W Phi,        W = diag(s (1 - s)),  s = s(Phi w_MAP).
+    log Z(theta) = psi(w_MAP) - (M/2) log s2 - (1/2) log|A|,    theta = (log s2, log l),
+    psi(w)       = L(w) - w.w / (2 s2),
+    A            = I / s2 + Phi^T W Phi,     W = diag(s (1 - s)),  s = s(Phi w_MAP).
 
-Its gradient follows Rasmussen & Williams (2006), algorithm 5.1 and section 5.5.1: ``Z``
+Its gradient follows Rasmussen & Williams (2006), algorithm 5.1 and section 5.5.1: ``log Z``
 depends on ``theta`` directly (*explicit* part) and through ``w_MAP(theta)`` (*implicit*
 part). Because ``grad psi(w_MAP) = 0``, only ``log|A|`` contributes to the implicit part, via
 the third derivative of the log-likelihood ``dW_nn / da_n = s (1 - s)(1 - 2 s)``::
 
-    dZ/dtheta_j = dZ/dtheta_j|explicit + (dZ/dw_MAP) . (dw_MAP/dtheta_j),            (E1)
-    dZ/dw_MAP   = -(1/2) Phi^T (h * s (1 - s)(1 - 2 s)),   h_n = phi_n^T A^{-1} phi_n,   (E2)
-    dw_MAP/dtheta_j = A^{-1} d(grad psi)/dtheta_j         (implicit function theorem).   (E3)
+    dlogZ/dtheta_j  = dlogZ/dtheta_j|explicit + (dlogZ/dw_MAP) . (dw_MAP/dtheta_j),      (E1)
+    dlogZ/dw_MAP    = -(1/2) Phi^T (h * s (1 - s)(1 - 2 s)),  h_n = phi_n^T A^{-1} phi_n,  (E2)
+    dw_MAP/dtheta_j = A^{-1} d(grad psi)/dtheta_j          (implicit function theorem).  (E3)
 
 With ``D = dPhi/dlog l`` (``D_nm = Phi_nm |x_n - c_m|^2 / l^2``, zero for the bias) the
 explicit parts and the right-hand sides of (E3) are::
 
-    dZ/dlog s2|explicit = w.w / (2 s2) - M/2 + tr(A^{-1}) / (2 s2)                       (E4)
-    dZ/dlog l |explicit = (y - s).(D w) - sum_n W_nn (D A^{-1} Phi^T)_nn
-                          - (1/2) sum_n h_n s(1 - s)(1 - 2 s)_n (D w)_n                   (E5)
-    d(grad psi)/dlog s2 = w / s2                                                         (E6)
-    d(grad psi)/dlog l  = D^T (y - s) - Phi^T W D w                                      (E7)
+    dlogZ/dlog s2|explicit = w.w / (2 s2) - M/2 + tr(A^{-1}) / (2 s2)                   (E4)
+    dlogZ/dlog l |explicit = (y - s).(D w) - sum_n W_nn (D A^{-1} Phi^T)_nn
+                             - (1/2) sum_n h_n s(1 - s)(1 - 2 s)_n (D w)_n              (E5)
+    d(grad psi)/dlog s2    = w / s2                                                     (E6)
+    d(grad psi)/dlog l     = D^T (y - s) - Phi^T W D w                                  (E7)
 
-(all at ``w = w_MAP``). Every ``A^{-1}`` is applied through the Cholesky factor ``A = L L^T``.
+(all at ``w = w_MAP``). Every ``A^{-1}`` is applied through the Cholesky factor ``A = L L^T``:
+``h`` and ``(D A^{-1} Phi^T)_nn`` from ``L^{-1} Phi^T`` and ``L^{-1} D^T``; ``tr(A^{-1})`` in
+(E4) as ``s2 (M - gamma)`` with ``gamma = sum_n W_nn h_n`` (because ``A^{-1} A = I``, E8); and
+(E3) solved for ``dw_MAP/dtheta`` (two right-hand sides), which also warm-starts Newton's
+method at the optimiser's next point.
 
 MacKay's (1992) fixed-point update for ``s2`` sets the explicit part (E4) to zero and
 iterates::
 
-    gamma = M - tr(A^{-1}) / s2        (effective number of well-determined parameters)
-    s2   <- w_MAP.w_MAP / gamma                                                          (E8)
+    gamma = M - tr(A^{-1}) / s2 = sum_n W_nn h_n     (well-determined parameters)
+    s2   <- w_MAP.w_MAP / gamma                                                         (E8)
 
-It ignores the implicit part (E1-E3), so its fixed point is a stationary point of ``Z`` in
+It ignores the implicit part (E1-E3), so its fixed point is a stationary point of ``log Z`` in
 ``s2`` only up to that term.
 """
 from __future__ import annotations
@@ -100,9 +104,9 @@ class EvidenceGradient:
     s2, width : float
         The point ``(s2, l)``.
     log_evidence : float
-        ``Z(theta)``, the Laplace log evidence (:attr:`lib.laplace.LaplacePosterior.log_evidence`).
+        ``log Z(theta)``, the Laplace log evidence (:attr:`lib.laplace.LaplacePosterior.log_evidence`).
     gradient : ndarray, shape (2,)
-        ``(dZ/dlog s2, dZ/dlog l)``, total derivatives (module docstring, E1).
+        ``(dlogZ/dlog s2, dlogZ/dlog l)``, total derivatives (module docstring, E1).
     explicit : ndarray, shape (2,)
         The explicit parts (E4, E5), ``w_MAP`` held fixed.
     implicit : ndarray, shape (2,)
@@ -222,9 +226,9 @@ def evidence_gradient(X_train, y_train, s2, width, *, w0=None) -> EvidenceGradie
 def central_difference_gradient(X_train, y_train, s2, width, *, step: float = 1e-4) -> np.ndarray:
     """Central finite differences of the Laplace log evidence in ``(log s2, log l)``.
 
-    ``dZ/dtheta_j ~= (Z(theta + h e_j) - Z(theta - h e_j)) / (2 h)``, error ``O(h^2)``; each
-    ``Z`` is a Laplace fit from scratch (:func:`lib.laplace.fit_laplace`, zero start), so the
-    check shares nothing with :func:`evidence_gradient` but the model.
+    ``dlogZ/dtheta_j ~= (log Z(theta + h e_j) - log Z(theta - h e_j)) / (2 h)``, error
+    ``O(h^2)``; each ``log Z`` is a Laplace fit from scratch (:func:`lib.laplace.fit_laplace`,
+    zero start), so the check shares nothing with :func:`evidence_gradient` but the model.
 
     Parameters
     ----------
@@ -240,17 +244,17 @@ def central_difference_gradient(X_train, y_train, s2, width, *, step: float = 1e
     Returns
     -------
     ndarray, shape (2,)
-        ``(dZ/dlog s2, dZ/dlog l)``.
+        ``(dlogZ/dlog s2, dlogZ/dlog l)``.
     """
     X_train, y_train = _training_data(X_train, y_train)
     theta = np.log([positive_scalar(s2, "s2"), positive_scalar(width, "width")])
     h = positive_scalar(step, "step")
 
-    def Z(t):
+    def log_Z(t):
         Phi = rbf_features(X_train, X_train, float(np.exp(t[1])))
         return fit_laplace(Phi, y_train, float(np.exp(t[0])), max_iter=500).log_evidence
 
-    return np.array([(Z(theta + h * e) - Z(theta - h * e)) / (2.0 * h) for e in np.eye(2)])
+    return np.array([(log_Z(theta + h * e) - log_Z(theta - h * e)) / (2.0 * h) for e in np.eye(2)])
 
 
 # --------------------------------------------------------------------------- the optimiser
@@ -267,14 +271,14 @@ class EvidenceRun:
     s2, width : float
         Where the run stopped.
     log_evidence : float
-        ``Z`` there.
+        ``log Z`` there.
     gradient : ndarray, shape (2,)
-        ``dZ/dtheta`` there (zero at an interior maximum; for a fixed width, the second
-        entry is still ``dZ/dlog l``).
+        ``dlogZ/dtheta`` there (zero at an interior maximum; for a fixed width, the second
+        entry is still ``dlogZ/dlog l``).
     path : ndarray, shape (K, 2)
         Iterates ``(log s2, log l)``, the start first.
     n_evaluations : int
-        Evaluations of ``Z`` and its gradient.
+        Evaluations of ``log Z`` and its gradient.
     success : bool
         scipy's convergence flag.
     message : str
@@ -301,9 +305,9 @@ class EvidenceOptimum:
     s2, width : float
         The best ``(s2, l)`` found.
     log_evidence : float
-        ``Z`` there.
+        ``log Z`` there.
     gradient : ndarray, shape (2,)
-        ``dZ/dtheta`` there.
+        ``dlogZ/dtheta`` there.
     n_evaluations : int
         Evaluations over all runs.
     starts : tuple of tuple of float
@@ -368,7 +372,7 @@ def maximise_evidence(
 ) -> EvidenceOptimum:
     """Maximise the Laplace log evidence over ``theta = (log s2, log l)`` by L-BFGS-B.
 
-    Minimises ``-Z(theta)`` with its exact gradient (:func:`evidence_gradient`) by
+    Minimises ``-log Z(theta)`` with its exact gradient (:func:`evidence_gradient`) by
     ``scipy.optimize.minimize(method="L-BFGS-B")`` in log space within the box
     ``log s2_bounds x log width_bounds``, once from each start, and keeps the best.
     Newton's method for ``w_MAP`` is warm-started from the previous evaluation's mode or from
@@ -434,7 +438,7 @@ def maximise_evidence(
 
     def objective(theta):
         res = evaluate(theta, width_derivative=n_free == 2)   # d/dlog l only if l is free
-        return -res.log_evidence, -res.gradient[:n_free]      # minimise -Z
+        return -res.log_evidence, -res.gradient[:n_free]      # minimise -log Z
 
     runs, finals = [], []
     for s2_0, l_0 in starts:
@@ -476,11 +480,11 @@ class MacKayResult:
     s2, width : float
         The fixed point ``s2 = w_MAP.w_MAP / gamma`` (E8) and the width.
     log_evidence : float
-        ``Z`` at the fixed point.
+        ``log Z`` at the fixed point.
     gamma : float
         Effective number of parameters ``M - tr(A^{-1}) / s2`` there.
     gradient : ndarray, shape (2,)
-        Total ``dZ/dtheta`` there; its first entry equals the implicit part (E2 . E3),
+        Total ``dlogZ/dtheta`` there; its first entry equals the implicit part (E2 . E3),
         the explicit part (E4) being zero at the fixed point.
     explicit, implicit : ndarray, shape (2,)
         The two parts of ``gradient``.

@@ -133,6 +133,8 @@ TEXT: dict = {
     "n_zeros": ("506", "the dataset has 494 ones and 506 0s"),
     "majority_switch": ("0.51", "above 0.51 it predicts primarily 1s"),
     "rbf_epochs": ("500+", "required more training steps to converge (500+ vs 20 epochs)"),
+    # Section 3.2, figure 3 (percent of the data; 10 of 1000 points).
+    "fig3_percent": ("1", "If only 1% of the data is used for training"),
 }
 
 

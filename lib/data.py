@@ -2,24 +2,66 @@
 
 The files are never part of the project. :func:`load_lab_data` looks for them, in order:
 
-1. the folder named by the environment variable ``BLC_DATA_DIR`` (offline use);
+1. the folder named by the environment variable ``BLC_DATA_DIR`` (offline use; nothing is
+   downloaded when it is set);
 2. the local cache (``BLC_CACHE_DIR``, or the user's cache folder ``blc-book``);
-3. a download from the public copy (``BLC_DATA_URL`` overrides the address), into the cache.
+3. a download, trying the public copies in :data:`MIRRORS` in order until one serves a file with
+   the right checksum; the file is then kept in the cache. ``BLC_DATA_URL`` (one address, or
+   several separated by spaces) replaces that list: only the addresses it names are tried.
 
-Every file is checked against its sha256 before use.
+Every file is checked against its sha256 (:data:`REGISTRY`) before use. The check is made on the
+file's canonical form, with ``\\n`` line endings and exactly one newline at the end, so a copy
+that differs from the hand-out only in line endings or trailing newlines is accepted (and stored
+in the cache in the canonical form); any other difference is rejected.
+:func:`source_of` tells where each file came from.
 """
 from __future__ import annotations
 
 import hashlib
+import io
+import logging
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-#: Public copy of the lab data (byte-identical to the course's hand-out).
-DEFAULT_URL = "https://raw.githubusercontent.com/Sheev13/bayesian-inference/master/"
+log = logging.getLogger(__name__)
 
-#: sha256 of each file.
+
+class Mirror(NamedTuple):
+    """A public copy of the two data files: a folder address, and the files' names there."""
+
+    label: str
+    base_url: str
+    renames: tuple[tuple[str, str], ...] = ()  #: (our name, the mirror's name) where they differ
+
+    def url(self, name: str) -> str:
+        """Address of the file ``name`` (``"X.txt"`` or ``"y.txt"``) at this mirror."""
+        return self.base_url.rstrip("/") + "/" + dict(self.renames).get(name, name)
+
+
+_SHEEV13 = "79a341e5abd2b22bbccd18eb5a3a50c37dd3f01a"  # the commit that holds X.txt and y.txt
+_HARVEY = "e66a5b712431fead70a7f09fa076750f55c46fba"
+
+#: Public copies of the lab data, tried in this order (see data/README.md). Each was compared
+#: with the hand-out before it was listed; every download is checked against :data:`REGISTRY`.
+MIRRORS: tuple[Mirror, ...] = (
+    Mirror("Sheev13/bayesian-inference, branch master",
+           "https://raw.githubusercontent.com/Sheev13/bayesian-inference/master/"),
+    Mirror(f"Sheev13/bayesian-inference, commit {_SHEEV13[:7]}",
+           f"https://raw.githubusercontent.com/Sheev13/bayesian-inference/{_SHEEV13}/"),
+    Mirror(f"HarveyHughes/3f8_Coursework, commit {_HARVEY[:7]}",
+           f"https://raw.githubusercontent.com/HarveyHughes/3f8_Coursework/{_HARVEY}/code/",
+           renames=(("y.txt", "Y.txt"),)),
+    Mirror(f"jsDelivr CDN, Sheev13/bayesian-inference@{_SHEEV13[:7]}",
+           f"https://cdn.jsdelivr.net/gh/Sheev13/bayesian-inference@{_SHEEV13}/"),
+)
+
+#: The first mirror's address (kept for code that names one download address).
+DEFAULT_URL = MIRRORS[0].base_url
+
+#: sha256 of each file (of its canonical form, which is the hand-out's own form).
 REGISTRY = {
     "X.txt": "c639403b054d5cd2d863dbcff7dac934199dc13d011342cde408dc50632846c7",
     "y.txt": "13b17c99244903927a1ef57161b87a900dcbc32157b51ec49e49fd76fdab9598",
@@ -28,28 +70,74 @@ REGISTRY = {
 N_POINTS = 1000
 N_TRAIN = 750
 
-_HOW_TO_FIX = (
-    "To fix: set BLC_DATA_DIR to a folder holding X.txt and y.txt "
-    "(in this project's CI: BLC_DATA_DIR=../shared/data/3f8-lab), or connect to the internet "
-    "so the files can be downloaded into the cache. See data/README.md."
-)
+#: Seconds to wait for a server: (to connect, between bytes received).
+TIMEOUT = (10, 30)
+_MAX_BYTES = 1 << 20  # the files are 36 kB and 2 kB; a mirror sending more is not serving them
 
 
 class DataError(RuntimeError):
     """The lab data is missing, corrupt or of the wrong form; the message says how to fix it."""
 
 
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+class DataSource(NamedTuple):
+    """Where one data file was found: see :func:`source_of`."""
+
+    name: str
+    path: Path
+    origin: str  #: "BLC_DATA_DIR", "data_dir" (argument), "cache" or "download"
+    mirror: str | None = None  #: label of the mirror that served a download
+    url: str | None = None  #: address it was downloaded from
+
+    def describe(self) -> str:
+        if self.origin == "download":
+            return f"{self.name}: downloaded from {self.mirror} ({self.url}) into {self.path}"
+        where = {"BLC_DATA_DIR": "the folder named by BLC_DATA_DIR", "data_dir": "the folder given",
+                 "cache": "the cache"}[self.origin]
+        return f"{self.name}: from {where} ({self.path})"
+
+
+_SOURCES: dict[str, DataSource] = {}
+
+
+def source_of(name: str) -> DataSource | None:
+    """Where the last :func:`fetch` of ``name`` in this session found the file (None before any)."""
+    return _SOURCES.get(name)
+
+
+def _record(source: DataSource) -> Path:
+    _SOURCES[source.name] = source
+    return source.path
+
+
+def canonical(data: bytes) -> bytes:
+    """The file's canonical form: ``\\n`` line endings and exactly one newline at the end."""
+    return data.replace(b"\r\n", b"\n").rstrip(b"\n") + b"\n"
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(canonical(data)).hexdigest()
+
+
+def _how_to_fix() -> str:
+    try:
+        cache = str(cache_dir())
+    except Exception:  # the advice must not fail
+        cache = "the cache folder"
+    return (
+        "To fix: set BLC_DATA_DIR to a folder holding X.txt and y.txt (copies of the lab files you "
+        "already have), or make sure this computer can reach one of the download addresses "
+        "(network connection; proxy settings such as HTTPS_PROXY). Downloads are kept in "
+        f"{cache} (set BLC_CACHE_DIR to choose another, writable, folder). See data/README.md."
+    )
 
 
 def _verify(path: Path) -> Path:
     expected = REGISTRY[path.name]
-    got = _sha256(path)
+    got = _sha256(path.read_bytes())
     if got != expected:
         raise DataError(
             f"checksum mismatch for {path}: sha256 {got}, expected {expected}. "
-            f"The file is corrupt or not the lab data; delete it and retry. {_HOW_TO_FIX}"
+            f"The file is corrupt or not the lab data; delete it and retry. {_how_to_fix()}"
         )
     return path
 
@@ -64,7 +152,69 @@ def cache_dir() -> Path:
     return Path(pooch.os_cache("blc-book"))
 
 
-def fetch(name: str, *, data_dir=None, base_url: str | None = None) -> Path:
+def mirrors(base_url=None) -> tuple[Mirror, ...]:
+    """The mirrors a download tries, in order: ``base_url`` (an address or a sequence of them),
+    else the addresses in ``BLC_DATA_URL`` (separated by spaces), else :data:`MIRRORS`."""
+    urls = base_url if base_url is not None else os.environ.get("BLC_DATA_URL", "").split() or None
+    if urls is None:
+        return MIRRORS
+    if isinstance(urls, str):
+        urls = [urls]
+    origin = "base_url" if base_url is not None else "BLC_DATA_URL"
+    return tuple(Mirror(f"{origin} address", u) for u in urls)
+
+
+class _Capped(io.BytesIO):
+    def write(self, chunk) -> int:
+        if self.tell() + len(chunk) > _MAX_BYTES:
+            raise OSError(f"more than {_MAX_BYTES} bytes: not the lab data")
+        return super().write(chunk)
+
+
+def _download(url: str) -> bytes:
+    """The bytes at ``url`` (pooch's HTTP downloader; requests' errors pass through)."""
+    import pooch
+
+    buffer = _Capped()
+    pooch.HTTPDownloader(timeout=TIMEOUT, progressbar=False)(url, buffer, None)
+    return buffer.getvalue()
+
+
+def _why(err: Exception) -> str:
+    """A one-line reason for a failed download."""
+    import requests
+
+    text = " ".join(str(err).split())
+    if isinstance(err, requests.HTTPError) and err.response is not None:
+        return f"HTTP {err.response.status_code} {err.response.reason}".strip()
+    if isinstance(err, requests.exceptions.ProxyError):
+        return "could not connect through the proxy"
+    if isinstance(err, requests.Timeout):
+        return "no answer in time"
+    if isinstance(err, requests.ConnectionError):
+        if "NameResolution" in text or "not known" in text or "getaddrinfo" in text:
+            return "host name not found (no network, or no DNS)"
+        if "Connection refused" in text:
+            return "connection refused"
+        return "could not connect" + (f" ({text[:160]})" if text else "")
+    return f"{type(err).__name__}: {text[:160]}"
+
+
+def _store(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (a temporary file, then a rename)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.part")
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    except OSError as err:
+        raise DataError(
+            f"could not write {path} ({err}). Set BLC_CACHE_DIR to a writable folder, or set "
+            "BLC_DATA_DIR to a folder holding X.txt and y.txt."
+        ) from err
+
+
+def fetch(name: str, *, data_dir=None, base_url=None) -> Path:
     """Path to a verified copy of one data file, ``"X.txt"`` or ``"y.txt"``.
 
     Parameters
@@ -74,17 +224,18 @@ def fetch(name: str, *, data_dir=None, base_url: str | None = None) -> Path:
     data_dir : path-like, optional
         Folder holding the file; defaults to ``BLC_DATA_DIR``. When given (or set), no
         download is tried.
-    base_url : str, optional
-        Address of the folder to download from; defaults to ``BLC_DATA_URL`` or
-        :data:`DEFAULT_URL`.
+    base_url : str or sequence of str, optional
+        Folder address(es) to download from, instead of ``BLC_DATA_URL`` or :data:`MIRRORS`.
 
     Raises
     ------
     DataError
-        Missing file, failed download, or checksum mismatch; the message says how to fix it.
+        Missing file, checksum mismatch, or every download failed; the message lists each
+        address tried, why it failed, and how to fix it.
     """
     if name not in REGISTRY:
         raise ValueError(f"name must be one of {sorted(REGISTRY)}, got {name!r}")
+    origin = "data_dir" if data_dir is not None else "BLC_DATA_DIR"
     data_dir = data_dir if data_dir is not None else os.environ.get("BLC_DATA_DIR") or None
     if data_dir is not None:
         path = Path(data_dir) / name
@@ -93,28 +244,38 @@ def fetch(name: str, *, data_dir=None, base_url: str | None = None) -> Path:
                 f"{name} not found in {Path(data_dir).resolve()} (named by BLC_DATA_DIR or data_dir). "
                 "Point BLC_DATA_DIR at a folder holding X.txt and y.txt, or unset it to download them."
             )
-        return _verify(path)
+        return _record(DataSource(name, _verify(path), origin))
 
-    import pooch
+    expected = REGISTRY[name]
+    cached = cache_dir() / name
+    if cached.is_file() and _sha256(cached.read_bytes()) == expected:
+        return _record(DataSource(name, cached, "cache"))
+
     import requests
 
-    url = (base_url or os.environ.get("BLC_DATA_URL") or DEFAULT_URL).rstrip("/") + "/" + name
-    pooch.get_logger().setLevel("WARNING")  # no "Downloading ..." chatter in notebooks
-    try:
-        # pooch reuses a cached file whose hash matches, and downloads (then verifies) otherwise.
-        got = pooch.retrieve(
-            url,
-            known_hash="sha256:" + REGISTRY[name],
-            fname=name,
-            path=cache_dir(),
-            downloader=pooch.HTTPDownloader(timeout=30, progressbar=False),
-            progressbar=False,
-        )
-    except ValueError as err:  # pooch's hash mismatch
-        raise DataError(f"download of {url} failed its checksum ({err}). {_HOW_TO_FIX}") from err
-    except (requests.exceptions.RequestException, OSError) as err:
-        raise DataError(f"could not download {url} ({type(err).__name__}: {err}). {_HOW_TO_FIX}") from err
-    return Path(got)
+    failures = []
+    for mirror in mirrors(base_url):
+        url = mirror.url(name)
+        try:
+            data = canonical(_download(url))
+        except (requests.exceptions.RequestException, OSError) as err:
+            failures.append(f"{mirror.label} <{url}>: {_why(err)}")
+            continue
+        got = hashlib.sha256(data).hexdigest()
+        if got != expected:
+            failures.append(f"{mirror.label} <{url}>: served a file that failed its checksum "
+                            f"(sha256 {got[:16]}..., expected {expected[:16]}...)")
+            continue
+        _store(cached, data)
+        if failures:
+            log.warning("%s: %d address(es) failed before %s served it: %s",
+                        name, len(failures), mirror.label, "; ".join(failures))
+        log.info("%s downloaded from %s (%s)", name, mirror.label, url)
+        return _record(DataSource(name, cached, "download", mirror.label, url))
+    tried = "\n".join(f"  {i}. {line}" for i, line in enumerate(failures, 1))
+    raise DataError(
+        f"could not download {name}: every address failed.\n{tried}\n{_how_to_fix()}"
+    )
 
 
 def load_lab_data(*, data_dir=None, base_url: str | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -124,8 +285,8 @@ def load_lab_data(*, data_dir=None, base_url: str | None = None) -> tuple[np.nda
     ----------
     data_dir : path-like, optional
         Folder holding ``X.txt`` and ``y.txt`` (default: ``BLC_DATA_DIR``, then cache, then download).
-    base_url : str, optional
-        Download address of the folder (default: ``BLC_DATA_URL`` or :data:`DEFAULT_URL`).
+    base_url : str or sequence of str, optional
+        Download address(es) of the folder (default: ``BLC_DATA_URL``, else :data:`MIRRORS`).
 
     Returns
     -------
@@ -145,7 +306,7 @@ def load_lab_data(*, data_dir=None, base_url: str | None = None) -> tuple[np.nda
         X = np.loadtxt(x_path, ndmin=2)
         y = np.loadtxt(y_path, ndmin=1)
     except ValueError as err:
-        raise DataError(f"could not parse the lab data ({err}). {_HOW_TO_FIX}") from err
+        raise DataError(f"could not parse the lab data ({err}). {_how_to_fix()}") from err
     check_lab_data(X, y)
     return X, y
 
@@ -153,13 +314,13 @@ def load_lab_data(*, data_dir=None, base_url: str | None = None) -> tuple[np.nda
 def check_lab_data(X: np.ndarray, y: np.ndarray) -> None:
     """Raise :class:`DataError` unless ``X`` is (1000, 2) finite and ``y`` is (1000,) of 0/1."""
     if X.shape != (N_POINTS, 2):
-        raise DataError(f"X.txt must hold {N_POINTS} rows of 2 numbers, got shape {X.shape}. {_HOW_TO_FIX}")
+        raise DataError(f"X.txt must hold {N_POINTS} rows of 2 numbers, got shape {X.shape}. {_how_to_fix()}")
     if not np.all(np.isfinite(X)):
-        raise DataError(f"X.txt holds NaN or inf values. {_HOW_TO_FIX}")
+        raise DataError(f"X.txt holds NaN or inf values. {_how_to_fix()}")
     if y.shape != (N_POINTS,):
-        raise DataError(f"y.txt must hold {N_POINTS} labels, got shape {y.shape}. {_HOW_TO_FIX}")
+        raise DataError(f"y.txt must hold {N_POINTS} labels, got shape {y.shape}. {_how_to_fix()}")
     if not np.all(np.isin(y, (0, 1))):
-        raise DataError(f"y.txt must hold only the labels 0 and 1, found {np.unique(y)[:5].tolist()}. {_HOW_TO_FIX}")
+        raise DataError(f"y.txt must hold only the labels 0 and 1, found {np.unique(y)[:5].tolist()}. {_how_to_fix()}")
 
 
 def _paired(X, y) -> tuple[np.ndarray, np.ndarray]:
@@ -215,6 +376,8 @@ def main() -> int:
         print(f"lab data unavailable: {err}", file=sys.stderr)
         return 1
     print(f"lab data OK: X {X.shape}, y {y.shape}, {int((y == 0).sum())} zeros, {int((y == 1).sum())} ones")
+    for name in REGISTRY:
+        print(f"  {source_of(name).describe()}")
     return 0
 
 

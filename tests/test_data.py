@@ -1,4 +1,6 @@
-"""The lab-data loader: local folder, cache, and the download path against a local HTTP server."""
+"""The lab-data loader: local folder, cache, and the download path (mirrors tried in order)
+against local HTTP servers on 127.0.0.1. No test contacts the internet: the ``no_env`` fixture
+points :data:`lib.data.MIRRORS` at a closed local port."""
 import hashlib
 import http.server
 import os
@@ -29,6 +31,8 @@ def no_env(monkeypatch, tmp_path):
     monkeypatch.delenv("BLC_DATA_DIR", raising=False)
     monkeypatch.delenv("BLC_DATA_URL", raising=False)
     monkeypatch.setenv("BLC_CACHE_DIR", str(tmp_path / "cache"))
+    # Never the real mirrors: a test that forgets base_url fails locally instead of going online.
+    monkeypatch.setattr(data_mod, "MIRRORS", (data_mod.Mirror("closed", f"http://127.0.0.1:{_free_port()}/"),))
     return tmp_path
 
 
@@ -81,20 +85,148 @@ def test_download_good_file_then_cache(lab_dir, no_env):
 
 
 def test_download_corrupt_file(lab_dir, no_env):
-    served = no_env / "served"
-    served.mkdir()
-    shutil.copy(lab_dir / "y.txt", served / "y.txt")
-    text = (lab_dir / "X.txt").read_text().replace("1", "2", 1)
-    (served / "X.txt").write_text(text)
+    served = _folder(no_env / "served", lab_dir, corrupt="X.txt")
     with _Server(served) as srv, pytest.raises(DataError, match="checksum") as err:
         lib.load_lab_data(base_url=srv.url)
     assert "BLC_DATA_DIR" in str(err.value)
+    assert not (Path(os.environ["BLC_CACHE_DIR"]) / "X.txt").exists()  # nothing corrupt is kept
+
+
+def _folder(path: Path, lab_dir: Path, *, corrupt: str | None = None, names=None) -> Path:
+    """A folder to serve: copies of the lab files (one of them altered by a digit when named in
+    ``corrupt``), stored under ``names`` (e.g. {"y.txt": "Y.txt"})."""
+    path.mkdir()
+    for name in ("X.txt", "y.txt"):
+        data = (lab_dir / name).read_bytes()
+        if name == corrupt:
+            data = data.replace(b"1", b"2", 1)
+        (path / (names or {}).get(name, name)).write_bytes(data)
+    return path
+
+
+def _mirrors(monkeypatch, *mirrors):
+    monkeypatch.setattr(data_mod, "MIRRORS", tuple(data_mod.Mirror(*m) for m in mirrors))
+
+
+def test_first_mirror_down_second_serves(lab_dir, no_env, monkeypatch, caplog):
+    good = _folder(no_env / "good", lab_dir)
+    with _Server(good) as srv:
+        _mirrors(monkeypatch, ("down", f"http://127.0.0.1:{_free_port()}/"), ("good", srv.url))
+        X, y = lib.load_lab_data()
+    assert X.shape == (1000, 2) and y.shape == (1000,)
+    for name in ("X.txt", "y.txt"):
+        src = data_mod.source_of(name)
+        assert (src.origin, src.mirror, src.url) == ("download", "good", srv.url + name)
+        assert src.path == Path(os.environ["BLC_CACHE_DIR"]) / name
+        assert "downloaded from good" in src.describe()
+    assert "failed before good served it" in caplog.text and "down" in caplog.text
+
+
+def test_corrupt_first_mirror_falls_through(lab_dir, no_env, monkeypatch):
+    bad = _folder(no_env / "bad", lab_dir, corrupt="X.txt")
+    good = _folder(no_env / "good", lab_dir)
+    with _Server(bad) as s1, _Server(good) as s2:
+        _mirrors(monkeypatch, ("bad", s1.url), ("good", s2.url))
+        lib.load_lab_data()
+        assert data_mod.source_of("X.txt").mirror == "good"
+        assert data_mod.source_of("y.txt").mirror == "bad"  # its y.txt is the right one
+    cache = Path(os.environ["BLC_CACHE_DIR"])
+    for name in ("X.txt", "y.txt"):
+        assert hashlib.sha256((cache / name).read_bytes()).hexdigest() == data_mod.REGISTRY[name]
+
+
+def test_all_mirrors_fail_one_error_naming_each(lab_dir, no_env, monkeypatch):
+    bad = _folder(no_env / "bad", lab_dir, corrupt="X.txt")
+    empty = no_env / "empty"
+    empty.mkdir()
+    closed = f"http://127.0.0.1:{_free_port()}/"
+    with _Server(bad) as s1, _Server(empty) as s2:
+        _mirrors(monkeypatch, ("first-closed", closed), ("second-corrupt", s1.url), ("third-404", s2.url))
+        with pytest.raises(DataError) as err:
+            lib.load_lab_data()
+    msg = str(err.value)
+    assert msg.startswith("could not download X.txt: every address failed.")
+    lines = msg.splitlines()
+    assert lines[1] == f"  1. first-closed <{closed}X.txt>: connection refused"
+    assert lines[2].startswith(f"  2. second-corrupt <{s1.url}X.txt>: served a file that failed its checksum")
+    assert lines[3] == f"  3. third-404 <{s2.url}X.txt>: HTTP 404 File not found"
+    assert "set BLC_DATA_DIR" in msg and "BLC_CACHE_DIR" in msg and "proxy" in msg
+    assert "shared" not in msg and " CI" not in msg  # the user's set-up, not this project's
+
+
+def test_oversized_answer_is_cut_short(no_env, monkeypatch):
+    big = no_env / "big"
+    big.mkdir()
+    (big / "X.txt").write_bytes(b"1 2\n" * 300_000)  # 1.2 MB: not the 36 kB file
+    with _Server(big) as srv, pytest.raises(DataError, match="more than 1048576 bytes"):
+        lib.load_lab_data(base_url=srv.url)
+
+
+def test_mirror_with_other_names_and_line_endings(lab_dir, no_env, monkeypatch):
+    """A copy that differs only in line endings and the final newline, with y.txt named Y.txt
+    (as one of the mirrors has them), is accepted and cached in the canonical form."""
+    served = no_env / "variant"
+    served.mkdir()
+    (served / "X.txt").write_bytes((lab_dir / "X.txt").read_bytes().rstrip(b"\n").replace(b"\n", b"\r\n"))
+    (served / "Y.txt").write_bytes((lab_dir / "y.txt").read_bytes() + b"\n\n")
+    with _Server(served) as srv:
+        _mirrors(monkeypatch, ("variant", srv.url, (("y.txt", "Y.txt"),)))
+        X, y = lib.load_lab_data()
+    assert data_mod.source_of("y.txt").url == srv.url + "Y.txt"
+    cache = Path(os.environ["BLC_CACHE_DIR"])
+    for name in ("X.txt", "y.txt"):
+        assert (cache / name).read_bytes() == (lab_dir / name).read_bytes()
+
+
+def test_blc_data_url_replaces_the_mirrors(lab_dir, no_env, monkeypatch):
+    good = _folder(no_env / "good", lab_dir)
+    closed = f"http://127.0.0.1:{_free_port()}/"
+    with _Server(good) as srv:
+        _mirrors(monkeypatch, ("good", srv.url))
+        monkeypatch.setenv("BLC_DATA_URL", closed)
+        with pytest.raises(DataError) as err:  # the (good) mirrors are not tried
+            lib.load_lab_data()
+        assert "good" not in str(err.value) and f"BLC_DATA_URL address <{closed}X.txt>" in str(err.value)
+        monkeypatch.setenv("BLC_DATA_URL", f"{closed} {srv.url}")  # several, in order
+        lib.load_lab_data()
+    assert data_mod.source_of("X.txt").url == srv.url + "X.txt"
+
+
+def test_source_of_local_and_cache(lab_dir, no_env):
+    lib.load_lab_data(data_dir=lab_dir)
+    assert data_mod.source_of("X.txt") == data_mod.DataSource("X.txt", lab_dir / "X.txt", "data_dir")
+    cache = Path(os.environ["BLC_CACHE_DIR"])
+    cache.mkdir()
+    for name in ("X.txt", "y.txt"):
+        shutil.copy(lab_dir / name, cache / name)
+    lib.load_lab_data()  # the closed mirror is never asked: the cache holds verified copies
+    assert data_mod.source_of("y.txt").origin == "cache"
+    assert data_mod.source_of("y.txt").describe() == f"y.txt: from the cache ({cache / 'y.txt'})"
+
+
+def test_corrupt_cache_is_replaced(lab_dir, no_env):
+    cache = Path(os.environ["BLC_CACHE_DIR"])
+    cache.mkdir()
+    (cache / "X.txt").write_text("1 2\n")
+    with _Server(_folder(no_env / "good", lab_dir)) as srv:
+        lib.load_lab_data(base_url=srv.url)
+    assert data_mod.source_of("X.txt").origin == "download"
+    assert (cache / "X.txt").read_bytes() == (lab_dir / "X.txt").read_bytes()
+
+
+def test_default_mirrors():
+    mirrors = data_mod.MIRRORS
+    assert 2 <= len(mirrors) <= 4 and data_mod.DEFAULT_URL == mirrors[0].base_url
+    assert all(m.base_url.startswith("https://") and m.base_url.endswith("/") for m in mirrors)
+    assert len({m.label for m in mirrors}) == len(mirrors)
+    harvey = [m for m in mirrors if "HarveyHughes" in m.label][0]
+    assert harvey.url("y.txt").endswith("/code/Y.txt") and harvey.url("X.txt").endswith("/code/X.txt")
 
 
 def test_server_down(no_env):
     with pytest.raises(DataError, match="could not download") as err:
         lib.load_lab_data(base_url=f"http://127.0.0.1:{_free_port()}/")
-    assert "BLC_DATA_DIR" in str(err.value)
+    assert "BLC_DATA_DIR" in str(err.value) and "connection refused" in str(err.value)
 
 
 def test_missing_file_in_data_dir(no_env):
@@ -175,6 +307,7 @@ def test_check_command_says_how_to_fix(no_env):
     r = subprocess.run([sys.executable, "-m", "lib"], capture_output=True, text=True, env=env)
     assert r.returncode == 1
     assert "lab data unavailable" in r.stderr and "set BLC_DATA_DIR" in r.stderr
+    assert "BLC_DATA_URL address" in r.stderr and "connection refused" in r.stderr
 
 
 def test_check_command_ok(lab_dir):
@@ -185,3 +318,4 @@ def test_check_command_ok(lab_dir):
                        env=dict(os.environ, BLC_DATA_DIR=str(lab_dir)))
     assert r.returncode == 0, r.stderr
     assert "506 zeros, 494 ones" in r.stdout
+    assert f"X.txt: from the folder named by BLC_DATA_DIR ({lab_dir / 'X.txt'})" in r.stdout

@@ -169,6 +169,57 @@ def plot_grid_heatmap(ax, table, value: str, *, best=None, annotate: bool = Fals
     return ax
 
 
+def plot_evidence_landscape(ax, table, *, s2_range, width_range, step: float, n_bands: int = 12,
+                            s2_ticks=None, width_ticks=None, top=None):
+    """Filled contours of the log evidence of a ``(s2, width)`` grid table, on log axes.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    table : pandas.DataFrame
+        Columns ``s2``, ``width`` and ``log_evidence`` (the layout of
+        :func:`lib.grid.evidence_grid`).
+    s2_range, width_range : (float, float)
+        The part of the grid to draw (inclusive).
+    step : float
+        Contour spacing in nats; ``n_bands`` bands below ``top`` are drawn, everything lower
+        shares the darkest colour.
+    n_bands : int
+    s2_ticks, width_ticks : sequence of float, optional
+        Tick positions, labelled as plain numbers.
+    top : float, optional
+        Upper contour level (default: the table's maximum, rounded up to a whole nat).
+
+    Returns
+    -------
+    matplotlib.contour.QuadContourSet
+        The filled contours (for a colour bar).
+    """
+    from matplotlib.ticker import NullFormatter
+
+    Z = table.pivot(index="width", columns="s2", values="log_evidence")   # rows l, columns s2
+    if top is None:
+        top = float(np.ceil(Z.to_numpy().max()))
+    sub = Z.loc[width_range[0]:width_range[1], s2_range[0]:s2_range[1]]
+    if sub.shape[0] < 2 or sub.shape[1] < 2:
+        raise ValueError("s2_range and width_range must each hold at least two grid values")
+    levels = top - step * np.arange(n_bands, -1, -1)
+    filled = ax.contourf(sub.columns, sub.index, sub.to_numpy(), levels=levels, cmap="viridis",
+                         extend="min")
+    ax.contour(sub.columns, sub.index, sub.to_numpy(), levels=levels, colors="white",
+               linewidths=0.4, linestyles="solid")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    for axis, ticks in ((ax.xaxis, s2_ticks), (ax.yaxis, width_ticks)):
+        if ticks is not None:
+            axis.set_ticks(ticks, [f"{t:g}" for t in ticks])
+        axis.set_minor_formatter(NullFormatter())
+    ax.set_xlim(sub.columns.min(), sub.columns.max())
+    ax.set_ylim(sub.index.min(), sub.index.max())
+    ax.set_xlabel("prior variance $s^2$")
+    ax.set_ylabel("RBF width $l$")
+    return filled
+
 def plot_evidence_terms(ax, terms, *, mark=None, mark_label: str | None = None):
     """The Laplace log evidence and its parts against the prior variance (log axis).
 
@@ -198,5 +249,5 @@ def plot_evidence_terms(ax, terms, *, mark=None, mark_label: str | None = None):
     ax.set_xscale("log")
     ax.set_xlabel("prior variance $s^2$")
     ax.set_ylabel("nats")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return ax

@@ -1,21 +1,27 @@
-"""The maximum-likelihood lab (report appendix A): step sizes, scored fits, the majority effect.
+"""The maximum-likelihood lab (report appendix A): step sizes, scored fits, the majority effect,
+and the spread of the lab's numbers over random splits and training lengths.
 
-Three pieces sit on top of :func:`lib.ml.fit_ml` (algorithm 1):
+On top of :func:`lib.ml.fit_ml` (algorithm 1):
 
-* :func:`curvature_bound` -- the constant ``L`` that makes the *summed* log-likelihood
-  ``L``-smooth. Its Hessian is ``-Phi^T diag(s (1 - s)) Phi`` and ``s (1 - s) <= 1/4``, so::
+* :func:`curvature_bound` -- the constant ``kappa`` that bounds the curvature of the *summed*
+  log-likelihood. Its Hessian is ``-Phi^T W Phi`` with ``W = diag(s_n (1 - s_n))`` and
+  ``s_n (1 - s_n) <= 1/4``, so::
 
-      0 <= -Hessian <= Phi^T Phi / 4,    L = lambda_max(Phi^T Phi) / 4.
+      0 <= -Hessian <= Phi^T Phi / 4,    kappa = nu_max(Phi^T Phi) / 4
 
-  Gradient ascent with a step ``eta < 2 / L`` increases the log-likelihood at every step;
-  ``eta = 1 / L`` is the classical choice. Larger steps may oscillate (report figure 8a).
+  (``nu_max`` the largest eigenvalue). Gradient ascent with a step ``eta < 2 / kappa``
+  increases the log-likelihood at every step; ``eta = 1 / kappa`` is the classical choice.
+  Larger steps may oscillate (report figure 8a).
 * :func:`fit_and_score` -- one run of algorithm 1 with the numbers the lab reports: final
   average log-likelihoods (table 10), confusion matrices (tables 7-9), epochs used (figure 12).
 * :func:`rbf_probability` -- ``P(y = 1 | x)`` of an RBF classifier on many inputs (contour
   grids), a chunk of rows at a time.
 * :func:`majority_effect` -- the ``l = 0.01`` experiment of figure 11: a width far below the
   spacing of the inputs leaves every test point outside every basis function, so the
-  classifier predicts from its bias alone, i.e. the training set's majority class.
+  classifier predicts from its bias alone.
+* :func:`split_paths`, :func:`first_crossing`, :func:`take_at`, :func:`percentile_of` -- the
+  training paths of one classifier on many seeded random 75/25 splits (the lab shuffled its
+  split without a seed), and where a printed number lies among them.
 """
 from __future__ import annotations
 
@@ -26,8 +32,9 @@ from scipy.linalg import eigh
 from scipy.sparse.linalg import LinearOperator, eigsh
 
 from ._validate import as_labels, as_matrix, as_vector, positive_int, positive_scalar
-from .features import rbf_features
-from .likelihood import sigmoid
+from .data import random_split
+from .features import linear_features, rbf_features
+from .likelihood import log_sigmoid, sigmoid
 from .metrics import logit_scores, predict_labels
 from .ml import GradientAscentResult, fit_ml
 
@@ -36,11 +43,11 @@ _DENSE_MAX_COLS = 200
 
 
 def curvature_bound(Phi) -> float:
-    """Smoothness constant ``L = lambda_max(Phi^T Phi) / 4`` of the summed log-likelihood.
+    """Curvature bound ``kappa = nu_max(Phi^T Phi) / 4`` of the summed log-likelihood.
 
-    ``-Hessian = Phi^T diag(s (1 - s)) Phi`` (report eq. 5) is bounded by ``Phi^T Phi / 4``
+    ``-Hessian = Phi^T W Phi`` with ``W = diag(s_n (1 - s_n))`` is bounded by ``Phi^T Phi / 4``
     because ``s (1 - s) <= 1/4``. Gradient ascent on the summed log-likelihood (algorithm 1
-    with the full batch) is then guaranteed to increase it for any step ``eta < 2 / L``.
+    with the full batch) is then guaranteed to increase it for any step ``eta < 2 / kappa``.
 
     Parameters
     ----------
@@ -50,7 +57,7 @@ def curvature_bound(Phi) -> float:
     Returns
     -------
     float
-        ``L > 0`` (or ``0.0`` for an all-zero design).
+        ``kappa > 0`` (or ``0.0`` for an all-zero design).
 
     Notes
     -----
@@ -345,7 +352,7 @@ def majority_effect(
     n_steps : int
         Gradient steps per fit.
     learning_rate : float, optional
-        Step size; ``None`` uses ``1 / L`` (:func:`curvature_bound`) of each design.
+        Step size; ``None`` uses ``1 / kappa`` (:func:`curvature_bound`) of each design.
     seed : int
         Seed of the generator that seeds every draw.
 
@@ -378,3 +385,272 @@ def majority_effect(
             p_test = rbf_probability(X_test, Xs, width, w)
             out[i, r] = predict_labels(p_test).mean()     # fraction of test points predicted 1
     return MajorityEffect(fractions=fractions, predicted_ones=out, width=width, n_points=n_points)
+
+
+# --------------------------------------------------------------------------- spread over splits
+
+
+@dataclass(frozen=True)
+class SplitPaths:
+    """Training paths of one classifier on several seeded random splits (:func:`split_paths`).
+
+    Attributes
+    ----------
+    seeds : ndarray, shape (S,)
+        Seeds of :func:`lib.data.random_split`, one per split.
+    steps : ndarray, shape (K,)
+        Full-batch gradient steps (= epochs) at each record, 0 first.
+    learning_rates : ndarray, shape (S,)
+        Step ``eta = 1 / kappa`` of each split's design.
+    train_ll, test_ll : ndarray, shape (S, K)
+        Average log-likelihoods along each path.
+    train_rates, test_rates : ndarray, shape (S, K, 2)
+        Diagonal of the row-normalised confusion matrix along each path:
+        ``P(yhat = 0 | y = 0)`` and ``P(yhat = 1 | y = 1)``.
+    final_w : ndarray, shape (S, M)
+        Weights after the last step.
+    width : float or None
+        RBF width ``l``; ``None`` for the linear classifier.
+    """
+
+    seeds: np.ndarray
+    steps: np.ndarray
+    learning_rates: np.ndarray
+    train_ll: np.ndarray
+    test_ll: np.ndarray
+    train_rates: np.ndarray
+    test_rates: np.ndarray
+    final_w: np.ndarray
+    width: float | None
+
+    @property
+    def test_balanced_accuracy(self) -> np.ndarray:
+        """Mean of the two test rates, shape (S, K): the accuracy a row-normalised table gives."""
+        return self.test_rates.mean(axis=-1)
+
+    @property
+    def train_balanced_accuracy(self) -> np.ndarray:
+        """Mean of the two training rates, shape (S, K)."""
+        return self.train_rates.mean(axis=-1)
+
+
+def split_rows(n_rows: int, seed: int, train_fraction: float = 0.75):
+    """Row numbers that :func:`lib.data.random_split` puts in the training and the test set.
+
+    Parameters
+    ----------
+    n_rows : int
+        Number N of rows of the data.
+    seed : int
+        Seed of the split.
+    train_fraction : float
+        Fraction of the rows used for training.
+
+    Returns
+    -------
+    train_rows : ndarray of int, shape (N_train,)
+        In the order ``random_split`` returns them.
+    test_rows : ndarray of int, shape (N - N_train,)
+    """
+    n_rows = positive_int(n_rows, "n_rows")
+    rows = np.arange(n_rows, dtype=float)[:, None]
+    tr, _, te, _ = random_split(rows, np.zeros(n_rows), train_fraction=train_fraction, seed=seed)
+    return tr[:, 0].astype(int), te[:, 0].astype(int)
+
+
+def split_paths(
+    X,
+    y,
+    *,
+    width: float | None,
+    seeds,
+    n_steps: int,
+    record_every: int = 10,
+    train_fraction: float = 0.75,
+) -> SplitPaths:
+    """Full-batch gradient ascent on several seeded random splits, scored along the way.
+
+    For each seed the data is split as :func:`lib.data.random_split` splits it, the design is
+    ``[x1, x2, 1]`` (``width`` None) or RBF features of that width centred on the training
+    inputs plus the bias, and the weights climb from ``w = 0`` with ``eta = 1 / kappa``
+    (:func:`curvature_bound` of that design) for ``n_steps`` full-batch steps -- the same
+    iterates as :func:`lib.ml.fit_ml` on that split (to rounding). Every ``record_every``
+    steps the average log-likelihoods and confusion diagonals of both sets are recorded.
+
+    Notes
+    -----
+    All splits run at once: with the design ``F`` of all N points on all N centres (shape
+    (N, N + 1); for the linear classifier (N, 3)), split ``s`` uses the rows and centre
+    columns of its training set, so its activations on *every* point are ``F @ w_s`` with
+    ``w_s`` zero on the test centres. One matrix product ``F @ W`` (W of shape (N + 1, S))
+    then gives every split's training and test activations, and ``F^T @ R`` (R the residuals
+    ``y - s(a)`` on each split's training rows, zero elsewhere) every gradient: two BLAS-3
+    products per step instead of ``2 S`` matrix-vector products.
+
+    Parameters
+    ----------
+    X : array_like, shape (N, 2)
+        All inputs.
+    y : array_like, shape (N,)
+        All labels 0/1.
+    width : float or None
+        RBF width ``l``, or None for the linear classifier.
+    seeds : array_like of int, shape (S,)
+        One split per seed.
+    n_steps : int
+        Gradient steps per split.
+    record_every : int
+        Record interval; must divide ``n_steps``.
+    train_fraction : float
+        Fraction of the rows used for training.
+
+    Returns
+    -------
+    SplitPaths
+        ``final_w[s]`` is ordered like the columns of the split's own design (training
+        centres in ``random_split`` order, bias last).
+    """
+    X = as_matrix(X, "X", n_cols=2)
+    y = as_labels(y, "y", length=X.shape[0])
+    if width is not None:
+        width = positive_scalar(width, "width")
+    seeds = np.asarray(seeds)
+    if seeds.ndim != 1 or seeds.size == 0 or not np.issubdtype(seeds.dtype, np.integer):
+        raise ValueError(f"seeds must be a non-empty 1-D sequence of integers, got {seeds!r}")
+    n_steps = positive_int(n_steps, "n_steps")
+    record_every = positive_int(record_every, "record_every")
+    if n_steps % record_every:
+        raise ValueError(f"record_every ({record_every}) must divide n_steps ({n_steps})")
+
+    N, S = X.shape[0], seeds.size
+    F = linear_features(X) if width is None else rbf_features(X, X, width)   # (N, M_all)
+    M_all = F.shape[1]
+    if width is None:
+        def activations(W):
+            return F @ W
+
+        def gradients(R):
+            return F.T @ R
+    else:  # F = [K, 1] with K symmetric: K @ V is cheaper than F.T @ V for C-ordered K
+        Kc = np.ascontiguousarray(F[:, :N])
+
+        def activations(W):
+            return Kc @ W[:N] + W[N]
+
+        def gradients(R):
+            return np.vstack([Kc @ R, R.sum(0)])
+    train_mask = np.zeros((N, S), dtype=bool)        # rows of each split's training set
+    col_mask = np.zeros((M_all, S), dtype=bool)      # columns of each split's design
+    cols, etas = [], np.empty(S)
+    for s, seed in enumerate(seeds):
+        tr, _ = split_rows(N, int(seed), train_fraction)
+        c = np.arange(M_all) if width is None else np.append(tr, N)   # centres, bias last
+        train_mask[tr, s], col_mask[c, s] = True, True
+        cols.append(c)
+        etas[s] = 1.0 / curvature_bound(F[np.ix_(tr, c)])
+    test_mask = ~train_mask
+    n_tr, n_te = train_mask.sum(0), test_mask.sum(0)
+    Y = np.broadcast_to(y[:, None], (N, S))
+    step_scale = col_mask * etas                     # eta_s on the split's columns, else 0
+
+    steps = np.arange(0, n_steps + 1, record_every)
+    K = steps.size
+    train_ll, test_ll = np.empty((S, K)), np.empty((S, K))
+    train_rates, test_rates = np.empty((S, K, 2)), np.empty((S, K, 2))
+    W = np.zeros((M_all, S))
+    for k in range(n_steps + 1):
+        A = activations(W)                           # every point, every split
+        if k % record_every == 0:
+            r = k // record_every
+            ll = Y * log_sigmoid(A) + (1 - Y) * log_sigmoid(-A)
+            train_ll[:, r] = (ll * train_mask).sum(0) / n_tr
+            test_ll[:, r] = (ll * test_mask).sum(0) / n_te
+            for rates, mask in ((train_rates, train_mask), (test_rates, test_mask)):
+                zero, one = mask & (Y == 0), mask & (Y == 1)
+                rates[:, r, 0] = ((A <= 0) & zero).sum(0) / zero.sum(0)
+                rates[:, r, 1] = ((A > 0) & one).sum(0) / one.sum(0)
+        if k < n_steps:
+            R = np.where(train_mask, Y - sigmoid(A), 0.0)
+            W += step_scale * gradients(R)           # algorithm 1, full batch, every split
+    final_w = [W[c, s] for s, c in enumerate(cols)]
+    return SplitPaths(seeds=seeds.copy(), steps=steps, learning_rates=etas, train_ll=train_ll,
+                      test_ll=test_ll, train_rates=train_rates, test_rates=test_rates,
+                      final_w=np.array(final_w), width=width)
+
+
+def first_crossing(paths, level: float) -> np.ndarray:
+    """Index of the first record at which each path reaches ``level`` (``>= level``).
+
+    Parameters
+    ----------
+    paths : array_like, shape (S, K) or (K,)
+        Values along each path (e.g. :attr:`SplitPaths.train_ll`).
+    level : float
+        The level to reach.
+
+    Returns
+    -------
+    ndarray of int, shape (S,) (an int for one path)
+        Record index, or ``-1`` where the path never reaches the level.
+    """
+    one = np.ndim(paths) == 1
+    arr = as_vector(paths, "paths")[None, :] if one else as_matrix(paths, "paths")
+    if arr.shape[1] == 0:
+        raise ValueError("paths must hold at least one record")
+    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)):
+        raise TypeError(f"level must be a real number, got {type(level).__name__}")
+    level = float(level)
+    if not np.isfinite(level):
+        raise ValueError(f"level must be finite, got {level}")
+    reached = arr >= level
+    idx = np.where(reached.any(axis=1), reached.argmax(axis=1), -1)
+    return int(idx[0]) if one else idx
+
+
+def take_at(paths, index) -> np.ndarray:
+    """Values of each path at its own record index (NaN where the index is ``-1``).
+
+    Parameters
+    ----------
+    paths : array_like, shape (S, K) or (S, K, ...)
+        Values along each path.
+    index : array_like of int, shape (S,)
+        One record index per path (e.g. from :func:`first_crossing`); ``-1`` means none.
+
+    Returns
+    -------
+    ndarray, shape (S,) or (S, ...)
+    """
+    paths = np.asarray(paths, dtype=float)
+    index = np.asarray(index)
+    if paths.ndim < 2:
+        raise ValueError(f"paths must have shape (S, K, ...), got shape {paths.shape}")
+    if index.shape != (paths.shape[0],) or not np.issubdtype(index.dtype, np.integer):
+        raise ValueError(f"index must hold {paths.shape[0]} integers (one per path), got {index!r}")
+    if np.any((index < -1) | (index >= paths.shape[1])):
+        raise ValueError(f"index must be -1 or in [0, {paths.shape[1] - 1}]")
+    out = paths[np.arange(paths.shape[0]), np.maximum(index, 0)].copy()
+    out[index < 0] = np.nan
+    return out
+
+
+def percentile_of(value: float, sample) -> float:
+    """Percent of ``sample`` at or below ``value`` (0: below every draw; 100: at or above all).
+
+    Parameters
+    ----------
+    value : float
+        E.g. a number the report printed.
+    sample : array_like, shape (S,)
+        E.g. the same quantity on S random splits. NaNs are not allowed.
+
+    Returns
+    -------
+    float in [0, 100]
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"value must be a real number, got {type(value).__name__}")
+    if not np.isfinite(value):
+        raise ValueError(f"value must be finite, got {value}")
+    sample = as_vector(sample, "sample")
+    return float(100.0 * np.mean(sample <= float(value)))

@@ -10,6 +10,7 @@ partition of the training rows each epoch, drawn from a seeded generator.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -55,6 +56,7 @@ def fit_ml(
     tol: float | None = None,
     record_every: int = 1,
     w0=None,
+    callback: Callable[[int, np.ndarray], None] | None = None,
 ) -> GradientAscentResult:
     """Gradient ascent on the log-likelihood (report appendix algorithm 1).
 
@@ -80,7 +82,12 @@ def fit_ml(
     record_every : int
         Record the averages every this many steps (and after the last).
     w0 : array_like, shape (M,), optional
-        Starting weights; zeros by default.
+        Starting weights; zeros by default (the report's algorithm 1 draws them from
+        ``N(0, 1)``: pass such a draw here).
+    callback : callable, optional
+        Called as ``callback(k, w)`` at every record (``k`` steps taken, ``w`` the current
+        weights, shape (M,); a view that the next step overwrites, so copy what you keep),
+        e.g. to record other scores along the path.
 
     Returns
     -------
@@ -97,6 +104,8 @@ def fit_ml(
         raise ValueError(f"batch_size must be at most the number of rows ({N}), got {batch_size}")
     if tol is not None:
         tol = positive_scalar(tol, "tol")
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, got {type(callback).__name__}")
     if (Phi_test is None) != (y_test is None):
         raise ValueError("Phi_test and y_test must be given together")
     if Phi_test is not None:
@@ -113,6 +122,8 @@ def fit_ml(
         train.append(average_log_likelihood_logits(Phi @ w, y))
         if Phi_test is not None:
             test.append(average_log_likelihood_logits(Phi_test @ w, y_test))
+        if callback is not None:
+            callback(k, w)
 
     record(0)
     converged = False

@@ -6,14 +6,19 @@ import lib
 from lib.lab import (
     MajorityEffect,
     ScoredFit,
+    SplitPaths,
     curvature_bound,
     epochs,
+    first_crossing,
     fit_and_score,
     majority_effect,
+    percentile_of,
     rbf_probability,
     resample_to_fraction,
+    split_paths,
+    split_rows,
+    take_at,
 )
-
 
 
 def make_blobs(n: int, seed: int = 0):
@@ -232,3 +237,128 @@ def test_majority_effect_errors(kwargs, exc, match):
     X_test = args.pop("X_test")
     with pytest.raises(exc, match=match):
         majority_effect(X, y, X_test, **args)
+
+
+# --------------------------------------------------------------------------- split_rows / split_paths
+
+
+def test_split_rows_are_random_splits_rows():
+    X, y = make_blobs(40, seed=6)
+    tr, te = split_rows(40, seed=3)
+    Xtr, ytr, Xte, yte = lib.random_split(X, y, seed=3)
+    np.testing.assert_array_equal(X[tr], Xtr)
+    np.testing.assert_array_equal(y[te], yte)
+    assert sorted(np.concatenate([tr, te]).tolist()) == list(range(40))
+
+
+@pytest.mark.parametrize("width", [None, 0.7])
+def test_split_paths_match_fit_ml_on_each_split(width):
+    X, y = make_blobs(60, seed=7)
+    sp = split_paths(X, y, width=width, seeds=[0, 5], n_steps=40, record_every=10)
+    assert isinstance(sp, SplitPaths)
+    assert sp.train_ll.shape == sp.test_ll.shape == (2, 5)
+    assert sp.train_rates.shape == sp.test_rates.shape == (2, 5, 2)
+    np.testing.assert_array_equal(sp.steps, [0, 10, 20, 30, 40])
+    for i, seed in enumerate([0, 5]):
+        Xtr, ytr, Xte, yte = lib.random_split(X, y, seed=seed)
+        if width is None:
+            Phi, Phi_test = lib.linear_features(Xtr), lib.linear_features(Xte)
+        else:
+            Phi, Phi_test = lib.rbf_features(Xtr, Xtr, width), lib.rbf_features(Xte, Xtr, width)
+        eta = 1 / curvature_bound(Phi)
+        assert sp.learning_rates[i] == pytest.approx(eta, rel=1e-10)
+        r = lib.fit_ml(Phi, ytr, learning_rate=eta, n_steps=40, Phi_test=Phi_test, y_test=yte,
+                       record_every=10)
+        np.testing.assert_allclose(sp.train_ll[i], r.train_ll, rtol=1e-12)
+        np.testing.assert_allclose(sp.test_ll[i], r.test_ll, rtol=1e-12)
+        np.testing.assert_allclose(sp.final_w[i], r.w, rtol=1e-10, atol=1e-13)
+        C = lib.confusion_matrix(lib.sigmoid(Phi_test @ r.w), yte)
+        np.testing.assert_allclose(sp.test_rates[i, -1], np.diag(C))
+        np.testing.assert_allclose(sp.test_balanced_accuracy[i, -1], np.diag(C).mean())
+        C = lib.confusion_matrix(lib.sigmoid(Phi @ r.w), ytr)
+        np.testing.assert_allclose(sp.train_balanced_accuracy[i, -1], np.diag(C).mean())
+    # before the first step every prediction is 1/2: log(1/2), and s(0) = 1/2 is called 0
+    np.testing.assert_allclose(sp.train_ll[:, 0], np.log(0.5))
+    np.testing.assert_array_equal(sp.test_rates[:, 0], [[1, 0], [1, 0]])
+
+
+@pytest.mark.parametrize(
+    "kwargs, exc, match",
+    [
+        ({"seeds": []}, ValueError, "seeds must be a non-empty"),
+        ({"seeds": [0.5]}, ValueError, "seeds must be a non-empty"),
+        ({"n_steps": 25}, ValueError, "record_every .10. must divide n_steps .25."),
+        ({"width": 0.0}, ValueError, "width must be a positive"),
+        ({"n_steps": 0}, ValueError, "n_steps must be a positive integer"),
+    ],
+)
+def test_split_paths_errors(kwargs, exc, match):
+    X, y = make_blobs(30, seed=7)
+    args = {"width": None, "seeds": [0], "n_steps": 20, "record_every": 10} | kwargs
+    with pytest.raises(exc, match=match):
+        split_paths(X, y, **args)
+
+
+def test_split_paths_checks_data():
+    with pytest.raises(ValueError, match="X must have 2 columns"):
+        split_paths(np.zeros((5, 3)), np.zeros(5), width=None, seeds=[0], n_steps=10)
+    with pytest.raises(ValueError, match="y must contain only the labels 0 and 1"):
+        split_paths(np.zeros((5, 2)), np.arange(5), width=None, seeds=[0], n_steps=10)
+
+
+# --------------------------------------------------------------------------- crossings, percentiles
+
+
+def test_first_crossing():
+    paths = np.array([[-0.7, -0.5, -0.3, -0.2], [-0.7, -0.6, -0.6, -0.55], [-0.1, -0.2, 0.0, 0.0]])
+    np.testing.assert_array_equal(first_crossing(paths, -0.4), [2, -1, 0])
+    assert first_crossing(paths[0], -0.5) == 1          # one path: an int
+    assert first_crossing(paths[1], 0.0) == -1
+
+
+@pytest.mark.parametrize(
+    "paths, level, exc, match",
+    [
+        (np.zeros((2, 0)), 0.0, ValueError, "at least one record"),
+        (np.zeros((2, 2, 2)), 0.0, ValueError, "paths must be a 2-D array"),
+        (np.zeros(3), np.nan, ValueError, "level must be finite"),
+        (np.zeros(3), "high", TypeError, "level must be a real number"),
+    ],
+)
+def test_first_crossing_errors(paths, level, exc, match):
+    with pytest.raises(exc, match=match):
+        first_crossing(paths, level)
+
+
+def test_take_at():
+    paths = np.arange(12.0).reshape(3, 4)
+    out = take_at(paths, np.array([1, -1, 3]))
+    np.testing.assert_array_equal(out[[0, 2]], [1.0, 11.0])
+    assert np.isnan(out[1])
+    rates = np.arange(24.0).reshape(3, 4, 2)
+    np.testing.assert_array_equal(take_at(rates, np.array([0, 1, 2]))[2], [20.0, 21.0])
+
+
+@pytest.mark.parametrize(
+    "index, match",
+    [(np.array([0, 1]), "index must hold 3 integers"), (np.array([0.0, 1.0, 2.0]), "index must hold"),
+     (np.array([0, 4, 1]), "index must be -1 or in")],
+)
+def test_take_at_errors(index, match):
+    with pytest.raises(ValueError, match=match):
+        take_at(np.zeros((3, 4)), index)
+    with pytest.raises(ValueError, match="paths must have shape"):
+        take_at(np.zeros(3), np.array([0, 0, 0]))
+
+
+def test_percentile_of():
+    sample = np.array([-0.3, -0.2, -0.1, 0.0])
+    assert percentile_of(-0.5, sample) == 0.0
+    assert percentile_of(-0.2, sample) == 50.0       # at or below
+    assert percentile_of(0.0, sample) == 100.0
+    with pytest.raises(ValueError, match="value must be finite"):
+        percentile_of(np.nan, sample)
+    with pytest.raises(TypeError, match="value must be a real number"):
+        percentile_of("-0.44", sample)
+    with pytest.raises(ValueError, match="sample must contain only finite"):
+        percentile_of(0.0, [0.0, np.nan])

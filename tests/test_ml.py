@@ -36,6 +36,20 @@ def test_convergence_test_stops_early(small_problem):
     assert r.converged and r.steps[-1] < 100000
 
 
+def test_callback_sees_every_record(small_problem):
+    d = small_problem
+    seen = []
+    r = lib.fit_ml(d["Phi"], d["y"], learning_rate=0.01, n_steps=25, record_every=10,
+                   callback=lambda k, w: seen.append((k, w.copy())))
+    assert [k for k, _ in seen] == r.steps.tolist() == [0, 10, 20, 25]
+    np.testing.assert_array_equal(seen[-1][1], r.w)
+    # the weights passed at record k give the recorded average log-likelihood
+    for (k, w), ll in zip(seen, r.train_ll):
+        assert lib.log_likelihood(w, d["Phi"], d["y"]) / d["y"].size == pytest.approx(ll)
+    with pytest.raises(TypeError, match="callback must be callable"):
+        lib.fit_ml(d["Phi"], d["y"], learning_rate=0.01, n_steps=2, callback=3)
+
+
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [

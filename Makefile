@@ -1,6 +1,9 @@
 # Two commands from a fresh clone (Python 3.11 on the PATH is all they need):
 #   make book   builds the HTML book from the committed, executed chapters -> _build/html/index.html
-#   make test   runs every test (lib unit tests, nbval over chapters/, README example, book build)
+#   make test   runs every test (lib unit tests, nbval over chapters/, README example, book build,
+#               the book in headless Chromium: tests/test_browser.py)
+# Both install MathJax (pinned, sha256-checked, from the npm registry) into the git-ignored _vendor/,
+# so the book renders its math offline.
 # For authors:
 #   make execute  re-executes every chapter in place (then commit the outputs)
 #   make lock     re-pins requirements.lock from the venv and regenerates environment.yml
@@ -11,6 +14,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 CHAPTERS := $(wildcard chapters/*.ipynb)
+MATHJAX  := _vendor/mathjax/.installed
 
 # One BLAS thread per process: the chapters' linear algebra is small, and several threads on a
 # shared 2-core machine oversubscribe it (a 751x751 Cholesky goes from 0.01 s to seconds). The
@@ -19,7 +23,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: book test execute lock bench clean check-data
+.PHONY: book test execute lock bench clean check-data mathjax
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required (set PYTHON=...)"'
@@ -29,14 +33,20 @@ $(STAMP): requirements.lock pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e . || $(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $@
 
-book: $(STAMP)
+$(MATHJAX): scripts/install_mathjax.py
+	$(PYTHON) scripts/install_mathjax.py
+	@touch $@
+
+mathjax: $(MATHJAX)
+
+book: $(STAMP) $(MATHJAX)
 	$(BIN)/jupyter-book build -W -n --keep-going .
 	@test -f _build/html/index.html && echo "book written to _build/html/index.html"
 
 check-data: $(STAMP)
 	@$(BIN)/python -m lib
 
-test: $(STAMP) check-data
+test: $(STAMP) $(MATHJAX) check-data
 	$(BIN)/python -m pytest
 
 execute: $(STAMP)

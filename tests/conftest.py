@@ -26,3 +26,26 @@ def small_problem():
         "y_test": yte,
         "X": Xtr,
     }
+
+
+@pytest.fixture(scope="session")
+def book_build(tmp_path_factory):
+    """The book built once per test session, as `make book` builds it (strict: -W -n --keep-going),
+    into a temporary folder; shared by test_book.py and test_browser.py.
+
+    Returns ``(result, html)``: the CompletedProcess of the build and its ``_build/html`` folder.
+    MathJax is installed first (scripts/install_mathjax.py; nothing to do when already there).
+    """
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    subprocess.run([sys.executable, str(root / "scripts" / "install_mathjax.py")], check=True)
+    out = tmp_path_factory.mktemp("book")
+    jb = Path(sys.executable).with_name("jupyter-book")
+    result = subprocess.run(
+        [str(jb), "build", str(root), "--path-output", str(out), "-W", "-n", "--keep-going"],
+        capture_output=True, text=True, timeout=1200,
+    )
+    return result, out / "_build" / "html"

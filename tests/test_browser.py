@@ -1,0 +1,321 @@
+"""The book as a reader gets it: every page opened in headless Chromium, served from 127.0.0.1.
+
+Checks, page by page: no console error, no request to any host but the local server (and no
+failed or 4xx/5xx request), MathJax typeset every equation (each math element holds an
+mjx-container and no raw TeX delimiters are left in the text), every image loaded, every internal
+link and #anchor resolves; the search page finds "evidence". A screenshot of each chapter is saved
+under _build/screenshots/.
+
+Needs Debian's `chromium` and `chromium-driver` (apt-get install chromium chromium-driver; .ci/run
+installs them). Without them the tests are skipped locally, and fail when CI is set.
+"""
+import base64
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import threading
+import time
+from pathlib import Path
+from urllib.parse import unquote, urldefrag, urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+INSTALL_HINT = (
+    "install Debian's chromium and chromium-driver "
+    "(sudo apt-get install chromium chromium-driver; .ci/run does this)"
+)
+
+
+def _find(*names):
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+def _need(condition, message):
+    """Skip locally, fail in CI, when the browser or its driver is missing."""
+    if not condition:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI is set but {message}: {INSTALL_HINT}")
+        pytest.skip(f"{message}: {INSTALL_HINT}")
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(book_build):
+    """The built book served over HTTP on 127.0.0.1 (a free port), in a thread."""
+    _, html = book_build
+    assert (html / "index.html").is_file(), "the book did not build (see test_book.py)"
+    handler = functools.partial(_QuietHandler, directory=str(html))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield html, f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium = _find("chromium", "chromium-browser")
+    driver_path = _find("chromedriver")
+    _need(chromium, "Chromium is not installed")
+    _need(driver_path, "chromedriver is not installed")
+    try:
+        from selenium import webdriver
+        from selenium.webdriver.chrome.service import Service
+    except ImportError:
+        _need(False, "selenium is not installed (pip install -r requirements.lock)")
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for arg in [
+        "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+        "--window-size=1280,1000", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync",
+        "--disable-default-apps", "--disable-extensions",
+        # Nothing but the local server resolves: a request to another host fails at once,
+        # never leaves the machine, and still shows up in the network log the test reads.
+        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    ]:
+        options.add_argument(arg)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(executable_path=driver_path))
+    driver.set_page_load_timeout(60)
+    driver.set_script_timeout(60)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+# Waits until the page has loaded, MathJax has typeset it (when the page loads MathJax), fonts
+# are in and every image has been fetched and decoded (lazy images are made eager).
+_SETTLE = """
+const done = arguments[arguments.length - 1];
+(async () => {
+  while (document.readyState !== "complete") await new Promise(r => setTimeout(r, 50));
+  let mathjax = "absent";
+  if (document.querySelector('script[src*="mathjax"]')) {
+    for (let i = 0; i < 200 && !(window.MathJax && MathJax.startup && MathJax.startup.promise); i++)
+      await new Promise(r => setTimeout(r, 50));
+    if (!(window.MathJax && MathJax.startup && MathJax.startup.promise)) mathjax = "never started";
+    else {
+      try { await MathJax.startup.promise; mathjax = "typeset"; }
+      catch (e) { mathjax = "failed: " + e; }
+    }
+  }
+  const imgs = Array.from(document.images);
+  imgs.forEach(img => { img.loading = "eager"; });
+  await Promise.all(imgs.map(img => img.decode().catch(() => null)));
+  await document.fonts.ready;
+  done(mathjax);
+})();
+"""
+
+# What the checks need from the page, in one round trip.
+_INSPECT = r"""
+const skip = "pre, code, script, style, textarea, mjx-container, .highlight";
+const raw = [];
+const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+const texRe = /\\\(|\\\[|\$\$|\\begin\{|\$[^$\n]*\\[A-Za-z]+[^$\n]*\$/;
+for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+  const p = n.parentElement;
+  if (!p || p.closest(skip)) continue;
+  const m = n.textContent.match(texRe);
+  if (m) raw.push(n.textContent.trim().slice(0, 120));
+}
+const math = Array.from(document.querySelectorAll(".math"));
+return {
+  url: location.href,
+  title: document.title,
+  math: math.length,
+  untypeset: math.filter(el => !el.querySelector("mjx-container"))
+                 .map(el => el.textContent.trim().slice(0, 80)),
+  mjx: document.querySelectorAll("mjx-container").length,
+  raw_tex: raw,
+  images: document.images.length,
+  broken_images: Array.from(document.images)
+                   .filter(img => !(img.complete && img.naturalWidth > 0)).map(img => img.src),
+  ids: Array.from(document.querySelectorAll("[id]")).map(el => el.id)
+        .concat(Array.from(document.querySelectorAll("a[name]")).map(el => el.name)),
+  links: Array.from(document.querySelectorAll("a[href]")).map(a => a.href),
+  height: Math.max(document.documentElement.scrollHeight, document.body.scrollHeight),
+};
+"""
+
+
+def _network(driver, origin):
+    """(requests to other hosts, failed or 4xx/5xx local requests, all requested URLs) since the
+    last call."""
+    foreign, failed, urls = [], [], {}
+    for entry in driver.get_log("performance"):
+        msg = json.loads(entry["message"])["message"]
+        method, params = msg.get("method"), msg.get("params", {})
+        if method == "Network.requestWillBeSent":
+            url = params["request"]["url"]
+            urls[params["requestId"]] = url
+            local = url.startswith(origin + "/")
+            if not (local or url.split(":", 1)[0] in {"data", "blob", "about"}):
+                foreign.append(url)
+        elif method == "Network.responseReceived" and params["response"]["status"] >= 400:
+            failed.append(f"{params['response']['status']} {params['response']['url']}")
+        elif method == "Network.loadingFailed" and not params.get("canceled"):
+            url = urls.get(params["requestId"], params["requestId"])
+            if url.startswith(origin + "/"):
+                failed.append(f"{params.get('errorText')} {url}")
+    return foreign, failed, list(urls.values())
+
+
+def _console_errors(driver):
+    return [e["message"] for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def _screenshot(driver, stem, height):
+    """The whole page (not just the window) as PNGs 1280 px wide: stem.png, then stem-2.png, ...
+    for every further 12000 px of a long page."""
+    tile = 12000
+    for i, top in enumerate(range(0, int(height), tile)):
+        png = driver.execute_cdp_cmd("Page.captureScreenshot", {
+            "format": "png", "captureBeyondViewport": True,
+            "clip": {"x": 0, "y": top, "width": 1280, "height": min(tile, height - top),
+                     "scale": 1},
+        })
+        name = f"{stem}.png" if i == 0 else f"{stem}-{i + 1}.png"
+        (SCREENSHOTS / name).write_bytes(base64.b64decode(png["data"]))
+
+
+def _pages(html):
+    """Every HTML page of the book, relative to the site root (index.html only redirects)."""
+    return sorted(
+        p.relative_to(html).as_posix() for p in html.rglob("*.html")
+        if not p.relative_to(html).parts[0].startswith("_") and p.name != "index.html"
+    )
+
+
+@pytest.fixture(scope="module")
+def visited(site, browser):
+    """Open every page once; return {page: (settle status, inspection, foreign, failed, errors,
+    requested URLs)}."""
+    html, origin = site
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for old in SCREENSHOTS.glob("*.png"):
+        old.unlink()
+    _network(browser, origin), _console_errors(browser)  # drop the start-up logs
+    results = {}
+    for page in _pages(html):
+        browser.get(f"{origin}/{page}")
+        status = browser.execute_async_script(_SETTLE)
+        info = browser.execute_script(_INSPECT)
+        if page.startswith("chapters/"):
+            _screenshot(browser, Path(page).stem, info["height"])
+        foreign, failed, requested = _network(browser, origin)
+        results[page] = (status, info, foreign, failed, _console_errors(browser), requested)
+    return results
+
+
+def test_every_page_loads_cleanly_and_offline(visited):
+    problems = {}
+    for page, (status, info, foreign, failed, errors, _) in visited.items():
+        issue = {}
+        if foreign:
+            issue["requests to other hosts"] = foreign
+        if failed:
+            issue["failed requests"] = failed
+        if errors:
+            issue["console errors"] = errors
+        if status not in {"absent", "typeset"}:
+            issue["MathJax"] = status
+        if issue:
+            problems[page] = issue
+    assert not problems, json.dumps(problems, indent=1)
+    assert any(p.startswith("chapters/") for p in visited)
+
+
+def test_mathjax_typeset_every_equation(visited):
+    problems, typeset = {}, 0
+    for page, (status, info, *_rest) in visited.items():
+        if info["untypeset"] or info["raw_tex"]:
+            problems[page] = {"math left untypeset": info["untypeset"][:5],
+                              "raw TeX in the text": info["raw_tex"][:5]}
+        typeset += info["mjx"]
+        if info["math"]:
+            assert status == "typeset", (page, status)
+    assert not problems, json.dumps(problems, indent=1)
+    assert typeset > 0, "no page shows typeset math"
+    requested = [url for *_r, urls in visited.values() for url in urls]
+    assert any("/_static/mathjax/tex-mml-chtml.js" in url for url in requested)
+    fonts = [url for url in requested if "/_static/mathjax/output/chtml/fonts/woff-v2/" in url]
+    assert fonts, "MathJax's fonts were not loaded from the book's own _static/mathjax/"
+
+
+def test_every_image_loads(visited):
+    broken = {p: info["broken_images"] for p, (_, info, *_r) in visited.items()
+              if info["broken_images"]}
+    assert not broken, broken
+    assert sum(info["images"] for _, info, *_r in visited.values()) > 0
+
+
+def test_internal_links_and_anchors_resolve(site, visited):
+    html, origin = site
+    ids = {urlsplit(info["url"]).path.lstrip("/"): set(info["ids"])
+           for _, info, *_r in visited.values()}
+    broken = []
+    for page, (_, info, *_r) in visited.items():
+        for link in info["links"]:
+            if not link.startswith(origin + "/"):
+                continue  # external links are not followed; javascript: buttons and mailto:
+            url, fragment = urldefrag(link)
+            target = unquote(urlsplit(url).path.lstrip("/")) or "index.html"
+            if target.endswith("/"):
+                target += "index.html"
+            if not (html / target).is_file():
+                broken.append(f"{page}: {link} (no such file)")
+            elif fragment and target.endswith(".html"):
+                known = ids.get(target)
+                if known is None:  # a page not visited (index.html): read its ids from the file
+                    known = set(re.findall(r'\bid="([^"]+)"', (html / target).read_text()))
+                if unquote(fragment) not in known:
+                    broken.append(f"{page}: {link} (no #{fragment} in {target})")
+    assert not broken, "\n".join(broken)
+
+
+def test_index_redirects_to_the_introduction(site, browser):
+    _, origin = site
+    browser.get(f"{origin}/index.html")
+    for _ in range(100):
+        if browser.current_url.endswith("/chapters/intro.html"):
+            break
+        time.sleep(0.05)
+    assert browser.current_url.endswith("/chapters/intro.html"), browser.current_url
+
+
+def test_search_finds_evidence(site, browser):
+    _, origin = site
+    browser.get(f"{origin}/search.html?q=evidence")
+    hits = []
+    for _ in range(200):
+        hits = browser.execute_script(
+            "return Array.from(document.querySelectorAll('#search-results ul.search li a'))"
+            ".map(a => a.href)")
+        summary = browser.execute_script(
+            "const s = document.querySelector('#search-results .search-summary');"
+            "return s ? s.textContent : ''")
+        if hits and "found" in summary:
+            break
+        time.sleep(0.05)
+    assert any("/chapters/evidence.html" in h for h in hits), hits
+    assert not _console_errors(browser)

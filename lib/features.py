@@ -1,11 +1,11 @@
-"""Feature maps (book chapter "The data"; report appendix eqs. 4-5).
+"""Feature maps (book chapter "The data"; report appendix A.2.3, whose equations are unnumbered).
 
 The linear map is ``phi(x) = [x, 1]``; the radial-basis map puts one Gaussian bump on each
 centre ``c_m`` (the training inputs) and appends a constant bias feature::
 
     phi_m(x) = exp(-|x - c_m|^2 / (2 l^2)),  m = 1..M-1,   phi_M(x) = 1.
 
-``l`` is a *width* (a length scale), not a variance.
+``l`` is a *width* (a length scale), not the "variance" the report calls it.
 """
 from __future__ import annotations
 

@@ -1,16 +1,18 @@
 """MAP estimate, Laplace approximation and model evidence (book chapters "MAP",
-"The Laplace approximation", "The model evidence"; report sections 2.1-2.3).
+"The Laplace approximation", "The model evidence"; report sections 2.1-2.1.2).
 
-Prior ``w ~ N(0, s2 I)`` on all M weights (bias included); ``s2`` is the prior *variance*.
-The log posterior, up to a constant, is ``psi(w) = L(w) - w.w / (2 s2)``. Its maximiser
-``w_MAP`` is found by Newton's method; the Laplace approximation is
-``q(w) = N(w | w_MAP, A^{-1})`` with the precision (minus the Hessian of ``psi``)::
+Prior ``w ~ N(0, s2 I)`` on all M weights (bias included); ``s2`` is the prior *variance*
+(the report's sigma_0). The log posterior, up to a constant, is
+``Psi(w) = L(w) - w.w / (2 s2)`` (the report's L*). Its maximiser ``w_MAP`` is found by
+Newton's method; the Laplace approximation is ``q(w) = N(w | w_MAP, A^{-1})`` with the
+precision ``A = -grad grad Psi(w_MAP)`` (minus the Hessian; the report's eq. 5)::
 
-    A = I / s2 + Phi^T diag(s (1 - s)) Phi,       s = s(Phi w_MAP),
+    A = I / s2 + Phi^T W Phi,    W = diag(sigma_n (1 - sigma_n)),    sigma_n = sigma(phi_n.w_MAP),
 
-and the Laplace log evidence, all terms kept (the 2 pi factors of prior and Gaussian cancel)::
+and the Laplace log evidence ``log Z``, all terms kept (the 2 pi factors of prior and
+Gaussian cancel)::
 
-    log p(y) ~= L(w_MAP) - w_MAP.w_MAP / (2 s2) - (M/2) log s2 - (1/2) log|A|,
+    log Z ~= L(w_MAP) - w_MAP.w_MAP / (2 s2) - (M/2) log s2 - (1/2) log|A|,
 
 with ``log|A| = 2 sum_i log L_ii`` from the Cholesky factor ``A = L L^T``.
 """
@@ -70,7 +72,7 @@ class LaplacePosterior:
 
     @property
     def log_evidence(self) -> float:
-        """Laplace approximation of ``log p(y | s2, Phi)`` (book eq. for the evidence)."""
+        """Laplace approximation of the log evidence ``log Z = log p(y | s2, Phi)``."""
         M = self.n_weights
         return (
             self.log_likelihood
@@ -81,7 +83,9 @@ class LaplacePosterior:
 
 
 def precision_matrix(w, Phi, s2) -> np.ndarray:
-    """``A = I / s2 + Phi^T diag(s (1 - s)) Phi`` at ``w`` (vectorised, no loop over n).
+    """Precision ``A = I / s2 + Phi^T W Phi``, ``W = diag(sigma_n (1 - sigma_n))``, at ``w``.
+
+    Vectorised (one matrix product, no loop over n); ``A = -grad grad Psi(w)``.
 
     Parameters
     ----------
@@ -114,11 +118,12 @@ def _log_posterior(w, Phi, y, s2):
 def fit_laplace(Phi, y, s2, *, w0=None, tol: float = 1e-10, max_iter: int = 100) -> LaplacePosterior:
     """MAP by Newton's method, then the Laplace approximation at the mode.
 
-    Newton step (the gradient of ``psi`` over its negative Hessian), solved with Cholesky::
+    Newton step (the gradient of ``Psi`` over its negative Hessian ``A``), solved with
+    Cholesky::
 
-        g = Phi^T (y - s) - w / s2,     A d = g,     w <- w + t d
+        g = Phi^T (y - sigma(Phi w)) - w / s2,     A d = g,     w <- w + t d
 
-    with ``t`` halved until ``psi`` does not decrease (a safeguard far from the mode).
+    with ``t`` halved until ``Psi`` does not decrease (a safeguard far from the mode).
     Converged when ``max |t d| <= tol * (1 + max |w|)`` or, in activation space,
     ``max |Phi t d| <= tol * (1 + max |Phi w|)``.
 
@@ -156,7 +161,7 @@ def fit_laplace(Phi, y, s2, *, w0=None, tol: float = 1e-10, max_iter: int = 100)
 
     psi = _log_posterior(w, Phi, y, s2)
     for it in range(1, max_iter + 1):
-        g = Phi.T @ (y - sigmoid(Phi @ w)) - w / s2          # gradient of psi
+        g = Phi.T @ (y - sigmoid(Phi @ w)) - w / s2          # gradient of Psi
         L = cholesky(_precision(w, Phi, s2), lower=True)      # A = L L^T
         d = cho_solve((L, True), g)                           # Newton direction A^{-1} g
         t = 1.0
@@ -187,5 +192,5 @@ def fit_laplace(Phi, y, s2, *, w0=None, tol: float = 1e-10, max_iter: int = 100)
 
 
 def log_evidence(Phi, y, s2, **kwargs) -> float:
-    """Laplace log evidence ``log p(y | s2, Phi)``; shorthand for ``fit_laplace(...).log_evidence``."""
+    """Laplace log evidence ``log Z``; shorthand for ``fit_laplace(...).log_evidence``."""
     return fit_laplace(Phi, y, s2, **kwargs).log_evidence

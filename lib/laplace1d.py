@@ -1,4 +1,5 @@
-"""The Laplace approximation of a one-dimensional density (book chapter "The Laplace approximation").
+"""The Laplace approximation of a one-dimensional density (book chapter "The Laplace
+approximation"; lecture notes ch. 7, section 7.3).
 
 Given an unnormalised density ``f(z) = exp(g(z))``, expand ``g`` to second order about its mode
 ``z0``, where ``g'(z0) = 0``::

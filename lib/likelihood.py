@@ -1,13 +1,14 @@
-"""Bernoulli likelihood of the logistic model (book chapter "MAP", eqs. 1-3 of the report).
+"""Bernoulli likelihood of the logistic model (book chapter "MAP"; report appendix A,
+eqs. 1-3, and the likelihood part of the main text's eq. 5).
 
-With activations ``a = Phi w`` and labels ``y in {0, 1}``::
+With activations ``a = Phi w``, ``sigma`` the logistic function and labels ``y in {0, 1}``::
 
-    L(w)      = sum_n  y_n log s(a_n) + (1 - y_n) log s(-a_n)        (log-likelihood)
-    grad L(w) = Phi^T (y - s(a))
-    hess L(w) = -Phi^T diag(s(a) (1 - s(a))) Phi
+    L(w)      = sum_n  y_n log sigma(a_n) + (1 - y_n) log sigma(-a_n)    (log-likelihood)
+    grad L(w) = Phi^T (y - sigma(a))
+    hess L(w) = -Phi^T W Phi,      W = diag(sigma(a) (1 - sigma(a)))
 
-``log s(a) = -log(1 + exp(-a))`` is evaluated with ``logaddexp`` so that no ``log(1 - s)``
-ever underflows to ``log 0``.
+``log sigma(a) = -log(1 + exp(-a))`` is evaluated with ``logaddexp``, so the term the report
+writes as ``log(1 - sigma(a))`` (= ``log sigma(-a)``) never becomes ``log 0``.
 """
 from __future__ import annotations
 
@@ -18,12 +19,12 @@ from ._validate import as_labels, as_matrix, as_vector
 
 
 def sigmoid(a) -> np.ndarray:
-    """Logistic function ``1 / (1 + exp(-a))``, overflow-free (``scipy.special.expit``)."""
+    """Logistic function ``sigma(a) = 1 / (1 + exp(-a))``, overflow-free (``scipy.special.expit``)."""
     return expit(np.asarray(a, dtype=float))
 
 
 def log_sigmoid(a) -> np.ndarray:
-    """``log s(a) = -log(1 + exp(-a))``, stable for every real ``a``."""
+    """``log sigma(a) = -log(1 + exp(-a))``, stable for every real ``a``."""
     return -np.logaddexp(0.0, -np.asarray(a, dtype=float))
 
 
@@ -35,7 +36,7 @@ def _check(w, Phi, y):
 
 
 def log_likelihood(w, Phi, y) -> float:
-    """Log-likelihood ``L(w)`` (report eq. 1).
+    """Log-likelihood ``L(w)`` (report appendix A, eq. 2).
 
     Parameters
     ----------
@@ -50,12 +51,12 @@ def log_likelihood(w, Phi, y) -> float:
     """
     w, Phi, y = _check(w, Phi, y)
     a = Phi @ w
-    # y log s(a) + (1-y) log s(-a), both terms through the stable log-sigmoid.
+    # y log sigma(a) + (1-y) log sigma(-a), both terms through the stable log-sigmoid.
     return float(np.sum(y * log_sigmoid(a) + (1.0 - y) * log_sigmoid(-a)))
 
 
 def gradient(w, Phi, y) -> np.ndarray:
-    """Gradient ``Phi^T (y - s(Phi w))`` of the log-likelihood (report eq. 3).
+    """Gradient ``Phi^T (y - sigma(Phi w))`` of the log-likelihood (report appendix A, eq. 3).
 
     Returns
     -------
@@ -66,9 +67,11 @@ def gradient(w, Phi, y) -> np.ndarray:
 
 
 def hessian(w, Phi, y) -> np.ndarray:
-    """Hessian ``-Phi^T diag(s (1 - s)) Phi`` of the log-likelihood (report eq. 5).
+    """Hessian ``-Phi^T W Phi``, ``W = diag(sigma_n (1 - sigma_n))``, of the log-likelihood.
 
-    Vectorised: the weights scale the rows of ``Phi`` before one matrix product.
+    The data part of the report's eq. 5 (with the sign of a Hessian: the precision is
+    ``I / s2`` minus this). Vectorised: the weights ``sigma_n (1 - sigma_n)`` scale the rows of
+    ``Phi`` before one matrix product.
 
     Returns
     -------
@@ -105,9 +108,9 @@ def average_log_likelihood(p, y) -> float:
 
 
 def average_log_likelihood_logits(a, y) -> float:
-    """Average log-likelihood from activations (logits) ``a``, with ``P(y=1) = s(a)``.
+    """Average log-likelihood from activations (logits) ``a``, with ``P(y=1) = sigma(a)``.
 
-    The stable twin of :func:`average_log_likelihood`: it never forms ``1 - s(a)``, so it stays
+    The stable twin of :func:`average_log_likelihood`: it never forms ``1 - sigma(a)``, so it stays
     finite where a probability would round to exactly 0 or 1.
 
     Parameters

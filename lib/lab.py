@@ -12,6 +12,8 @@ On top of :func:`lib.ml.fit_ml` (algorithm 1):
   (``nu_max`` the largest eigenvalue). Gradient ascent with a step ``eta < 2 / kappa``
   increases the log-likelihood at every step; ``eta = 1 / kappa`` is the classical choice.
   Larger steps may oscillate (report figure 8a).
+* :func:`minibatch_curvature_bound` -- the same bound for the minibatches of one epoch (the
+  report's claim that minibatches tolerate larger rates, figure 8b).
 * :func:`fit_and_score` -- one run of algorithm 1 with the numbers the lab reports: final
   average log-likelihoods (table 10), confusion matrices (tables 7-9), epochs used (figure 12).
 * :func:`rbf_probability` -- ``P(y = 1 | x)`` of an RBF classifier on many inputs (contour
@@ -74,6 +76,37 @@ def curvature_bound(Phi) -> float:
         op = LinearOperator((M, M), matvec=lambda v: Phi.T @ (Phi @ v), dtype=float)
         lam = eigsh(op, k=1, which="LA", v0=np.ones(M), return_eigenvectors=False)[0]
     return float(max(lam, 0.0)) / 4.0
+
+
+def minibatch_curvature_bound(Phi, batch_size: int, *, seed: int = 0) -> float:
+    """Largest curvature bound ``kappa_B`` over the minibatches of one random partition.
+
+    A step on the *summed* log-likelihood of minibatch ``B`` is stable when
+    ``eta < 2 / kappa_B`` with ``kappa_B = nu_max(Phi_B^T Phi_B) / 4`` (:func:`curvature_bound`
+    of its rows). Each ``Phi_B^T Phi_B`` sums ``B`` of the ``N`` outer products, so
+    ``kappa_B`` is roughly ``B / N`` of the full batch's ``kappa``.
+
+    Parameters
+    ----------
+    Phi : array_like, shape (N, M)
+        Design.
+    batch_size : int
+        Rows per minibatch B (at most N); the rows are permuted by ``default_rng(seed)`` and
+        cut into ``N // B`` nearly equal batches, as one epoch of algorithm 1 would.
+    seed : int
+        Seed of the permutation.
+
+    Returns
+    -------
+    float
+        ``max_B kappa_B``.
+    """
+    Phi = as_matrix(Phi, "Phi")
+    batch_size = positive_int(batch_size, "batch_size")
+    if batch_size > Phi.shape[0]:
+        raise ValueError(f"batch_size must be at most the number of rows ({Phi.shape[0]}), got {batch_size}")
+    rows = np.random.default_rng(seed).permutation(Phi.shape[0])
+    return max(curvature_bound(Phi[b]) for b in np.array_split(rows, Phi.shape[0] // batch_size))
 
 
 def epochs(steps, n_rows: int, batch_size: int | None = None) -> np.ndarray:

@@ -251,3 +251,35 @@ def plot_evidence_terms(ax, terms, *, mark=None, mark_label: str | None = None):
     ax.set_ylabel("nats")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     return ax
+
+
+def plot_split_band(ax, steps, paths, *, highlight: int = 0, colour: str = "tab:blue",
+                    label: str = "", reference=None, linestyle: str = "-"):
+    """One quantity along training on several splits: one split's curve and the band of all.
+
+    Parameters
+    ----------
+    ax : matplotlib.axes.Axes
+    steps : array_like, shape (K,)
+        Gradient steps (epochs) of the records, 0 first; drawn on a symlog axis.
+    paths : array_like, shape (S, K)
+        The quantity on each of S splits (e.g. :attr:`lib.lab.SplitPaths.test_ll`).
+    highlight : int
+        Row drawn as a line (the chapter's own split); the band spans the lowest and highest
+        value over all rows at each record.
+    colour, label, linestyle : the line's colour, legend label and style.
+    reference : float, optional
+        A value to draw as a horizontal dashed line in the same colour (e.g. the report's).
+    """
+    steps = np.asarray(steps, dtype=float)
+    paths = as_matrix(paths, "paths")
+    if paths.shape[1] != steps.size:
+        raise ValueError(f"paths must have {steps.size} columns (one per step), got {paths.shape}")
+    if not 0 <= highlight < paths.shape[0]:
+        raise ValueError(f"highlight must index a row of paths (0..{paths.shape[0] - 1})")
+    ax.fill_between(steps, paths.min(0), paths.max(0), color=colour, alpha=0.2, lw=0)
+    ax.plot(steps, paths[highlight], color=colour, ls=linestyle, label=label)
+    if reference is not None:
+        ax.axhline(float(reference), color=colour, ls="--", lw=1.0)
+    ax.set_xscale("symlog", linthresh=10)
+    return ax

@@ -12,6 +12,7 @@ from lib.lab import (
     first_crossing,
     fit_and_score,
     majority_effect,
+    minibatch_curvature_bound,
     percentile_of,
     rbf_probability,
     resample_to_fraction,
@@ -63,6 +64,21 @@ def test_curvature_bound_errors():
         curvature_bound(np.array([[1.0, np.nan]]))
     with pytest.raises(TypeError, match="Phi must be a numeric array"):
         curvature_bound([["a", "b"]])
+
+
+def test_minibatch_curvature_bound():
+    rng = np.random.default_rng(1)
+    Phi = rng.normal(size=(60, 3))
+    rows = np.random.default_rng(4).permutation(60)
+    expected = max(np.linalg.eigvalsh(Phi[b].T @ Phi[b])[-1] / 4 for b in np.array_split(rows, 6))
+    assert minibatch_curvature_bound(Phi, 10, seed=4) == pytest.approx(expected, rel=1e-10)
+    assert minibatch_curvature_bound(Phi, 60) == pytest.approx(curvature_bound(Phi))
+    # fewer rows per batch: a smaller bound (roughly B / N of the full batch's)
+    assert minibatch_curvature_bound(Phi, 6) < 0.5 * curvature_bound(Phi)
+    with pytest.raises(ValueError, match="batch_size must be at most the number of rows"):
+        minibatch_curvature_bound(Phi, 61)
+    with pytest.raises(TypeError, match="batch_size must be a positive integer"):
+        minibatch_curvature_bound(Phi, 2.0)
 
 
 # --------------------------------------------------------------------------- epochs
@@ -362,3 +378,25 @@ def test_percentile_of():
         percentile_of("-0.44", sample)
     with pytest.raises(ValueError, match="sample must contain only finite"):
         percentile_of(0.0, [0.0, np.nan])
+
+
+# --------------------------------------------------------------------------- plot_split_band
+
+
+def test_plot_split_band_draws_line_band_and_reference():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    paths = np.array([[0.0, 1.0, 2.0], [1.0, 2.0, 4.0]])
+    lib.plots.plot_split_band(ax, [0, 10, 20], paths, highlight=1, label="x", reference=3.0)
+    np.testing.assert_array_equal(ax.lines[0].get_ydata(), paths[1])
+    assert ax.lines[1].get_ydata()[0] == 3.0                     # the reference line
+    assert len(ax.collections) == 1                              # the band
+    with pytest.raises(ValueError, match="paths must have 3 columns"):
+        lib.plots.plot_split_band(ax, [0, 10], paths)
+    with pytest.raises(ValueError, match="highlight must index a row"):
+        lib.plots.plot_split_band(ax, [0, 10, 20], paths, highlight=2)
+    plt.close(fig)

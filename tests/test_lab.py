@@ -395,7 +395,7 @@ def test_plot_split_band_draws_line_band_and_reference():
     np.testing.assert_array_equal(ax.lines[0].get_ydata(), paths[1])
     assert ax.lines[1].get_ydata()[0] == 3.0                     # the reference line
     assert len(ax.collections) == 1                              # the band
-    with pytest.raises(ValueError, match="paths must have 3 columns"):
+    with pytest.raises(ValueError, match="paths must have 2 columns"):
         lib.plots.plot_split_band(ax, [0, 10], paths)
     with pytest.raises(ValueError, match="highlight must index a row"):
         lib.plots.plot_split_band(ax, [0, 10, 20], paths, highlight=2)

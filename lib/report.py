@@ -118,6 +118,8 @@ TEXT: dict = {
     "feasible_region": ("0.1 < sigma_0, l < 10", "most feasible solutions lie within the 0.1 < sigma_0, l < 10"),
     # Section 3.3.2, the fine grid.
     "fine_grid_size": ("50 x 50", "A more comprehensive 50 x 50 grid search"),
+    "best_s2": ("0.692", "The best parameters from the 50 x 50 grid search were l = 0.479 and sigma_0 = 0.692"),
+    "best_width": ("0.479", "The best parameters from the 50 x 50 grid search were l = 0.479 and sigma_0 = 0.692"),
     "best_test_accuracy": ("0.91", "giving a predictive accuracy of 0.91"),
     "best_log_evidence": ("-175.81", "a model evidence log(p(X)) = -175.81"),
     "max_accuracy": ("0.924", "accuracies of up to 0.924 were observed"),

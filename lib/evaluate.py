@@ -30,8 +30,8 @@ from scipy.linalg import solve_triangular
 from ._validate import as_labels, as_vector, positive_int
 from .laplace import LaplacePosterior
 from .likelihood import sigmoid
-from .metrics import logit_scores, predict_labels
-from .predictive import map_logits, predictive_logits
+from .metrics import accuracy, activation_scores, confusion_matrix, predict_labels
+from .predictive import activation_moments, moderate
 
 
 def _check_posterior(posterior) -> LaplacePosterior:
@@ -220,19 +220,19 @@ def score_split(posterior: LaplacePosterior, Phi, y) -> SplitScores:
     SplitScores
     """
     post = _check_posterior(posterior)
-    a_map = map_logits(post, Phi)                   # phi . w_MAP      (validates Phi)
-    a_pred = predictive_logits(post, Phi)           # kappa(var_a) mu_a
-    y = as_labels(y, "y", length=a_map.shape[0])
-    ll_map, accuracy_map, confusion_map = logit_scores(a_map, y)      # stable: from logits
-    ll_pred, accuracy_pred, confusion_pred = logit_scores(a_pred, y)
+    mu, var = activation_moments(post, Phi)         # validates Phi
+    y = as_labels(y, "y", length=mu.shape[0])
+    scores = activation_scores(mu, var, y)
+    a_pred = moderate(mu, var)                      # rho(var) mu, the predictive's logits
+    p_map, p_pred = sigmoid(mu), sigmoid(a_pred)
     return SplitScores(
-        ll_map=ll_map,
-        ll_pred=ll_pred,
-        accuracy_map=accuracy_map,
-        accuracy_pred=accuracy_pred,
-        confusion_map=confusion_map,
-        confusion_pred=confusion_pred,
-        agreement=decision_crosstab(sigmoid(a_map), sigmoid(a_pred)),
+        ll_map=scores["ll_map"],
+        ll_pred=scores["ll_pred"],
+        accuracy_map=scores["accuracy"],
+        accuracy_pred=accuracy(p_pred, y),
+        confusion_map=confusion_matrix(p_map, y),
+        confusion_pred=confusion_matrix(p_pred, y),
+        agreement=decision_crosstab(p_map, p_pred),
     )
 
 

@@ -91,10 +91,32 @@ def rbf_features(X, centres, width) -> np.ndarray:
     width = positive_scalar(width, "width")
     d2 = squared_distances(X, centres)
     Phi = np.ones((d2.shape[0], d2.shape[1] + 1))     # last column: the bias
+    Phi[:, :-1] = rbf_from_squared_distances(d2, width)
+    return Phi
+
+
+def rbf_from_squared_distances(d2, width) -> np.ndarray:
+    """The RBF block ``exp(-d2 / (2 l^2))``, values below :data:`FLUSH_BELOW` set to 0 (no checks).
+
+    The one definition of the basis functions ``phi_m`` (without the bias column), shared by
+    :func:`rbf_features`, :mod:`lib.evidence_opt` and :mod:`lib.grid`. No input checks: called
+    on distances its callers computed (:func:`squared_distances`) and a checked width.
+
+    Parameters
+    ----------
+    d2 : ndarray, shape (N, C)
+        Squared distances ``|x_n - c_m|^2 >= 0``.
+    width : float
+        Length scale ``l > 0``.
+
+    Returns
+    -------
+    ndarray, shape (N, C)
+    """
     exponent = -d2 / (2.0 * width**2)
     # Clip below log(FLUSH_BELOW) (exp stays normal, and is flushed next): an exp whose result
     # is subnormal (exponent below about -708) is 30 times slower.
     np.maximum(exponent, _EXP_FLOOR, out=exponent)
-    np.exp(exponent, out=Phi[:, :-1])
-    Phi[Phi < FLUSH_BELOW] = 0.0                       # no subnormals (see FLUSH_BELOW)
-    return Phi
+    np.exp(exponent, out=exponent)
+    exponent[exponent < FLUSH_BELOW] = 0.0             # no subnormals (see FLUSH_BELOW)
+    return exponent

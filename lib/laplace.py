@@ -24,7 +24,7 @@ import numpy as np
 from scipy.linalg import cho_solve, cholesky
 
 from ._validate import as_labels, as_matrix, as_vector, positive_int, positive_scalar
-from .likelihood import log_likelihood, sigmoid
+from .likelihood import log_likelihood, log_likelihood_from_activations, sigmoid
 
 
 class ConvergenceError(RuntimeError):
@@ -111,8 +111,49 @@ def _precision(w, Phi, s2):
     return A
 
 
-def _log_posterior(w, Phi, y, s2):
-    return log_likelihood(w, Phi, y) - float(w @ w) / (2.0 * s2)
+def log_posterior_from_activations(a, y, sq_norm, s2) -> float:
+    """Log posterior ``Psi = L(a) - sq_norm / (2 s2)`` up to a constant (no checks).
+
+    The one definition of ``Psi`` (book eq. ``map-logpost``): the log-likelihood of the
+    activations ``a = Phi w`` (:func:`lib.likelihood.log_likelihood_from_activations`) plus the
+    log prior ``-w.w / (2 s2)`` without its constant. No input checks: a hot path (every
+    Newton step and step halving here and in :mod:`lib.grid`), called on checked arrays.
+
+    Parameters
+    ----------
+    a : ndarray, shape (N,)
+        Activations ``Phi w``.
+    y : ndarray, shape (N,)
+        Labels 0/1.
+    sq_norm : float
+        ``w.w``.
+    s2 : float
+        Prior variance.
+    """
+    return log_likelihood_from_activations(a, y) - sq_norm / (2.0 * s2)
+
+
+def log_posterior(w, Phi, y, s2) -> float:
+    """Log posterior ``Psi(w) = L(w) - w.w / (2 s2)`` up to a constant (book eq. ``map-logpost``).
+
+    Parameters
+    ----------
+    w : array_like, shape (M,)
+    Phi : array_like, shape (N, M)
+    y : array_like, shape (N,)
+        Labels 0/1.
+    s2 : float
+        Prior variance.
+
+    Returns
+    -------
+    float
+    """
+    Phi = as_matrix(Phi, "Phi")
+    w = as_vector(w, "w", length=Phi.shape[1])
+    y = as_labels(y, "y", length=Phi.shape[0])
+    s2 = positive_scalar(s2, "s2")
+    return log_posterior_from_activations(Phi @ w, y, float(w @ w), s2)
 
 
 def fit_laplace(Phi, y, s2, *, w0=None, tol: float = 1e-10, max_iter: int = 100) -> LaplacePosterior:
@@ -159,7 +200,7 @@ def fit_laplace(Phi, y, s2, *, w0=None, tol: float = 1e-10, max_iter: int = 100)
     max_iter = positive_int(max_iter, "max_iter")
     w = np.zeros(M) if w0 is None else as_vector(w0, "w0", length=M).copy()
 
-    psi = _log_posterior(w, Phi, y, s2)
+    psi = log_posterior_from_activations(Phi @ w, y, float(w @ w), s2)
     for it in range(1, max_iter + 1):
         g = Phi.T @ (y - sigmoid(Phi @ w)) - w / s2          # gradient of Psi
         L = cholesky(_precision(w, Phi, s2), lower=True)      # A = L L^T
@@ -167,7 +208,7 @@ def fit_laplace(Phi, y, s2, *, w0=None, tol: float = 1e-10, max_iter: int = 100)
         t = 1.0
         while True:                                           # step halving safeguard
             w_new = w + t * d
-            psi_new = _log_posterior(w_new, Phi, y, s2)
+            psi_new = log_posterior_from_activations(Phi @ w_new, y, float(w_new @ w_new), s2)
             if psi_new >= psi - 1e-12 * abs(psi) or t < 1e-10:
                 break
             t *= 0.5

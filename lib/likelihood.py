@@ -35,6 +35,44 @@ def _check(w, Phi, y):
     return w, Phi, y
 
 
+def label_log_probs(a, y) -> np.ndarray:
+    """Per-point log-likelihoods ``log sigma(+-a_n)``, the sign ``+`` where ``y_n = 1`` (no checks).
+
+    ``y log sigma(a) + (1 - y) log sigma(-a)`` is ``log sigma(a)`` for ``y = 1`` and
+    ``log sigma(-a)`` for ``y = 0``, so each term is one stable log-sigmoid (never ``log 0``).
+    Every log-likelihood in :mod:`lib` (sums and averages, from weights or from logits) is
+    built on this function.
+
+    Parameters
+    ----------
+    a : ndarray, shape (N,)
+        Activations (logits).
+    y : ndarray, shape (N,)
+        Labels 0/1.
+
+    Returns
+    -------
+    ndarray, shape (N,)
+    """
+    return log_sigmoid(np.where(y == 1, a, -a))
+
+
+def log_likelihood_from_activations(a, y) -> float:
+    """``L = sum_n log sigma(+-a_n)`` from activations ``a = Phi w`` and labels ``y`` (no checks).
+
+    The log-likelihood of book eq. ``map-loglik``, the sum of :func:`label_log_probs`. No input
+    checks: a hot path (Newton's method, the grid search), called on arrays its callers have
+    checked.
+
+    Parameters
+    ----------
+    a : ndarray, shape (N,)
+    y : ndarray, shape (N,)
+        Labels 0/1.
+    """
+    return float(np.sum(label_log_probs(a, y)))
+
+
 def log_likelihood(w, Phi, y) -> float:
     """Log-likelihood ``L(w)`` (report appendix A, eq. 2).
 
@@ -50,9 +88,7 @@ def log_likelihood(w, Phi, y) -> float:
     float
     """
     w, Phi, y = _check(w, Phi, y)
-    a = Phi @ w
-    # y log sigma(a) + (1-y) log sigma(-a), both terms through the stable log-sigmoid.
-    return float(np.sum(y * log_sigmoid(a) + (1.0 - y) * log_sigmoid(-a)))
+    return log_likelihood_from_activations(Phi @ w, y)
 
 
 def gradient(w, Phi, y) -> np.ndarray:
@@ -125,4 +161,4 @@ def average_log_likelihood_logits(a, y) -> float:
     """
     a = as_vector(a, "a")
     y = as_labels(y, "y", length=a.shape[0])
-    return float(np.mean(y * log_sigmoid(a) + (1.0 - y) * log_sigmoid(-a)))
+    return float(np.mean(label_log_probs(a, y)))

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ._validate import as_labels, as_vector
-from .likelihood import average_log_likelihood_logits, sigmoid
+from .likelihood import average_log_likelihood_logits, label_log_probs, sigmoid
+from .predictive import moderate
 
 
 def predict_labels(p, threshold: float = 0.5) -> np.ndarray:
@@ -76,3 +77,36 @@ def logit_scores(a, y) -> tuple[float, float, np.ndarray]:
     """
     p = sigmoid(a)
     return average_log_likelihood_logits(a, y), accuracy(p, y), confusion_matrix(p, y)
+
+
+def activation_scores(mu, var, y) -> dict[str, float]:
+    """Accuracy and average log-likelihoods of the MAP and probit-predictive classifiers.
+
+    From the activations' posterior means ``mu = phi.w_MAP`` and variances
+    ``var = phi^T A^{-1} phi`` (book eq. ``eq-activation``): the MAP classifier predicts
+    ``s(mu)``, the probit predictive ``s(rho(var) mu)`` (book eq. ``eq-probit``). Both
+    log-likelihoods are computed stably from the logits (:func:`lib.likelihood.label_log_probs`).
+
+    No input checks: this runs at every grid point (:mod:`lib.grid`) on checked arrays;
+    :func:`logit_scores` and :func:`lib.evaluate.score_split` are the checked entry points.
+
+    Parameters
+    ----------
+    mu : ndarray, shape (N,)
+    var : ndarray, shape (N,)
+        Non-negative.
+    y : ndarray, shape (N,)
+        Labels 0/1.
+
+    Returns
+    -------
+    dict of str to float
+        ``accuracy`` of the MAP decisions ``s(mu) > 1/2`` (the predictive's are the same:
+        ``rho > 0`` keeps the sign of ``mu``); ``ll_map`` and ``ll_pred``, the average
+        log-likelihoods of the labels under ``s(mu)`` and ``s(rho mu)``.
+    """
+    return {
+        "accuracy": float(np.mean((sigmoid(mu) > 0.5) == (y == 1))),
+        "ll_map": float(np.mean(label_log_probs(mu, y))),
+        "ll_pred": float(np.mean(label_log_probs(moderate(mu, var), y))),
+    }

@@ -65,3 +65,12 @@ def test_rbf_has_no_subnormal_values():
     assert np.min(Phi[Phi > 0]) >= lib.features.FLUSH_BELOW
     G = Phi @ Phi.T                              # products of kept values stay normal too
     assert not np.any((G > 0) & (G < tiny))
+
+
+def test_rbf_block_from_squared_distances_is_the_design_without_bias():
+    X = np.linspace(0, 1, 50)[:, None] * np.array([[1.0, 0.0]])
+    d2 = squared_distances(X, X)
+    K = lib.features.rbf_from_squared_distances(d2, 0.05)
+    np.testing.assert_array_equal(K, lib.rbf_features(X, X, 0.05)[:, :-1])
+    kept = np.exp(-d2 / (2 * 0.05**2)) >= lib.features.FLUSH_BELOW
+    np.testing.assert_array_equal(K > 0, kept)           # the flush and only it zeroes values

@@ -175,3 +175,15 @@ def test_converges_at_huge_prior_variance_with_wide_basis():
     X, y = make_blobs(750, seed=2)
     post = lib.fit_laplace(lib.rbf_features(X, X, 1e4), y, 1e4)
     assert post.n_iter < 10 and np.isfinite(post.log_evidence)
+
+
+def test_log_posterior_is_likelihood_plus_log_prior(small_problem):
+    Phi, y = small_problem["Phi"], small_problem["y"]
+    w = np.random.default_rng(3).normal(size=Phi.shape[1])
+    a = Phi @ w
+    p = expit(a)
+    by_hand = np.sum(y * np.log(p) + (1 - y) * np.log1p(-p)) - w @ w / (2 * 0.7)
+    assert lib.laplace.log_posterior(w, Phi, y, 0.7) == pytest.approx(by_hand, rel=1e-12)
+    assert lib.laplace.log_posterior_from_activations(a, y, w @ w, 0.7) == pytest.approx(by_hand, rel=1e-12)
+    with pytest.raises(ValueError, match="s2 must be a positive"):
+        lib.laplace.log_posterior(w, Phi, y, 0.0)

@@ -41,3 +41,32 @@ def test_logit_scores_agree_with_the_separate_metrics():
     np.testing.assert_allclose(conf, lib.confusion_matrix(lib.sigmoid(a), y))
     with pytest.raises(ValueError, match="y must have length 5"):
         lib.metrics.logit_scores(a, y[:3])
+
+
+def test_activation_scores_from_logits():
+    mu = np.array([3.0, -1.0, 0.4, -0.2, 800.0])
+    var = np.array([0.0, 2.0, 8.0 / np.pi, 1.0, 1e6])
+    y = np.array([1.0, 0.0, 0.0, 1.0, 1.0])
+    scores = lib.metrics.activation_scores(mu, var, y)
+    rho = 1.0 / np.sqrt(1.0 + np.pi * var / 8.0)
+    assert scores["accuracy"] == 3 / 5
+    # by hand, from the probabilities of the observed labels (s(800) = 1: a zero term)
+    p = lib.sigmoid(mu)
+    assert scores["ll_map"] == pytest.approx(np.mean(np.log(np.where(y == 1, p, 1 - p))))
+    q = lib.sigmoid(rho * mu)
+    assert scores["ll_pred"] == pytest.approx(np.mean(np.log(np.where(y == 1, q, 1 - q))))
+    assert scores["ll_pred"] != scores["ll_map"]
+
+
+def test_activation_scores_match_grid_split_scores_bit_for_bit():
+    """The grid's per-point scores (lib.grid.split_scores, while it exists) are these numbers."""
+    grid = pytest.importorskip("lib.grid")
+    if not hasattr(grid, "split_scores"):
+        pytest.skip("lib.grid.split_scores was replaced by lib.metrics.activation_scores")
+    rng = np.random.default_rng(0)
+    mu = rng.normal(size=500) * rng.choice([0.1, 10.0, 1e3], size=500)
+    var = rng.exponential(size=500) * rng.choice([0.0, 1.0, 1e4], size=500)
+    y = (rng.random(500) < 0.5).astype(float)
+    ours = lib.metrics.activation_scores(mu, var, y)
+    theirs = grid.split_scores(mu, var, y, "test")
+    assert ours == {k: theirs[f"test_{k}"] for k in ours}

@@ -1,4 +1,10 @@
-"""Input checks shared by every module: each raises with the argument's name and what was expected."""
+"""Input checks shared by every module: each raises with the argument's name and what was expected.
+
+The one place for argument checks in :mod:`lib`: arrays (:func:`as_matrix`, :func:`as_vector`,
+:func:`as_labels`, :func:`as_probabilities`, :func:`as_nonnegative`, :func:`grid_values`),
+scalars (:func:`real_scalar`, :func:`positive_scalar`, :func:`fraction`, :func:`positive_int`,
+:func:`batch_size`) and pairs (:func:`positive_pair`, :func:`bounds`).
+"""
 from __future__ import annotations
 
 import numbers
@@ -69,14 +75,89 @@ def as_labels(value, name: str, *, length: int | None = None) -> np.ndarray:
     return arr.astype(float)
 
 
+def as_probabilities(value, name: str, *, length: int | None = None, what: str = "probabilities") -> np.ndarray:
+    """Return ``value`` as a float 1-D array of numbers in ``[0, 1]``, or raise naming ``name``.
+
+    ``what`` names the entries in the message: ``"{name} must hold {what} in [0, 1]"``.
+    """
+    arr = as_vector(value, name, length=length)
+    if np.any((arr < 0) | (arr > 1)):
+        raise ValueError(f"{name} must hold {what} in [0, 1]")
+    return arr
+
+
+def as_nonnegative(value, name: str, *, length: int | None = None) -> np.ndarray:
+    """Return ``value`` as a finite float 1-D array of numbers ``>= 0``, or raise naming ``name``."""
+    arr = as_vector(value, name, length=length)
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be non-negative")
+    return arr
+
+
+def grid_values(value, name: str) -> np.ndarray:
+    """Return grid values as a sorted float 1-D array of distinct positive numbers, or raise."""
+    arr = np.asarray(value)
+    if arr.ndim == 0:
+        raise ValueError(f"{name} must be a 1-D array of positive numbers, got a scalar")
+    arr = as_vector(arr, name)
+    if arr.size == 0:
+        raise ValueError(f"{name} must hold at least one value")
+    if np.any(arr <= 0):
+        raise ValueError(f"{name} must hold positive numbers, got minimum {arr.min()!r}")
+    if np.unique(arr).size != arr.size:
+        raise ValueError(f"{name} must not contain repeated values")
+    return np.sort(arr)
+
+
+def _is_real(value) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (numbers.Real, np.floating, np.integer))
+
+
+def real_scalar(value, name: str) -> float:
+    """Return ``value`` as a finite float, or raise naming ``name``."""
+    if not _is_real(value):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    v = float(value)
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return v
+
+
 def positive_scalar(value, name: str) -> float:
     """Return ``value`` as a positive finite float, or raise naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
+    if not _is_real(value):
         raise TypeError(f"{name} must be a positive real number, got {type(value).__name__}")
     v = float(value)
     if not np.isfinite(v) or v <= 0:
         raise ValueError(f"{name} must be a positive finite number, got {value!r}")
     return v
+
+
+def fraction(value, name: str) -> float:
+    """Return ``value`` as a float in ``[0, 1]``, or raise naming ``name``."""
+    if not _is_real(value):
+        raise TypeError(f"{name} must be a number in [0, 1], got {type(value).__name__}")
+    v = float(value)
+    if not 0.0 <= v <= 1.0:
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    return v
+
+
+def positive_pair(value, name: str, what: str = "of positive numbers", names=("[0]", "[1]")) -> tuple[float, float]:
+    """Two positive numbers from a pair, or an error naming ``name`` and the expected ``what``."""
+    try:
+        first, second = value
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a pair {what}, got {value!r}") from None
+    return positive_scalar(first, f"{name}{names[0]}"), positive_scalar(second, f"{name}{names[1]}")
+
+
+def bounds(value, name: str) -> tuple[float, float]:
+    """``(low, high)`` of positive numbers with ``low < high``, or raise naming ``name``."""
+    lo, hi = positive_pair(value, name, "(low, high) of positive numbers")
+    if not lo < hi:
+        raise ValueError(f"{name} must satisfy low < high, got ({lo}, {hi})")
+    return lo, hi
 
 
 def positive_int(value, name: str, *, allow_none: bool = False) -> int | None:
@@ -88,3 +169,11 @@ def positive_int(value, name: str, *, allow_none: bool = False) -> int | None:
     if value <= 0:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
+
+
+def batch_size(value, n_rows: int, name: str = "batch_size") -> int | None:
+    """A minibatch size: ``None`` (the full batch) or a positive int at most ``n_rows``."""
+    value = positive_int(value, name, allow_none=True)
+    if value is not None and value > n_rows:
+        raise ValueError(f"{name} must be at most the number of rows ({n_rows}), got {value}")
+    return value

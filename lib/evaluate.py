@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from ._validate import as_labels, as_vector, positive_int
+from ._validate import as_labels, as_probabilities, positive_int
 from .laplace import LaplacePosterior
 from .likelihood import sigmoid
 from .metrics import accuracy, activation_scores, confusion_matrix, predict_labels
@@ -144,13 +144,6 @@ def effective_parameters(posterior: LaplacePosterior) -> float:
 # --------------------------------------------------------------------------- predictive scores
 
 
-def _probabilities(p, name: str) -> np.ndarray:
-    p = as_vector(p, name)
-    if np.any((p < 0) | (p > 1)):
-        raise ValueError(f"{name} must hold probabilities in [0, 1]")
-    return p
-
-
 def decision_crosstab(p_row, p_col) -> np.ndarray:
     """Cross-tabulation of two classifiers' decisions, row-normalised (report table 4).
 
@@ -168,8 +161,8 @@ def decision_crosstab(p_row, p_col) -> np.ndarray:
         labels ``j``. The identity means the two always agree. A label the first classifier
         never outputs gives a row of NaN.
     """
-    row = predict_labels(_probabilities(p_row, "p_row"))
-    col = predict_labels(_probabilities(p_col, "p_col"))
+    row = predict_labels(as_probabilities(p_row, "p_row"))
+    col = predict_labels(as_probabilities(p_col, "p_col"))
     if col.shape != row.shape:
         raise ValueError(f"p_col must have length {row.shape[0]} (as p_row), got length {col.shape[0]}")
     counts = np.zeros((2, 2))

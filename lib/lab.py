@@ -33,7 +33,18 @@ import numpy as np
 from scipy.linalg import eigh
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-from ._validate import as_labels, as_matrix, as_vector, positive_int, positive_scalar
+from ._validate import (
+    as_labels,
+    as_matrix,
+    as_nonnegative,
+    as_probabilities,
+    as_vector,
+    positive_int,
+    positive_scalar,
+    real_scalar,
+)
+from ._validate import batch_size as check_batch_size
+from ._validate import fraction as check_fraction
 from .data import random_split
 from .features import linear_features, rbf_features
 from .likelihood import log_sigmoid, sigmoid
@@ -103,8 +114,7 @@ def minibatch_curvature_bound(Phi, batch_size: int, *, seed: int = 0) -> float:
     """
     Phi = as_matrix(Phi, "Phi")
     batch_size = positive_int(batch_size, "batch_size")
-    if batch_size > Phi.shape[0]:
-        raise ValueError(f"batch_size must be at most the number of rows ({Phi.shape[0]}), got {batch_size}")
+    batch_size = check_batch_size(batch_size, Phi.shape[0])
     rows = np.random.default_rng(seed).permutation(Phi.shape[0])
     return max(curvature_bound(Phi[b]) for b in np.array_split(rows, Phi.shape[0] // batch_size))
 
@@ -126,13 +136,9 @@ def epochs(steps, n_rows: int, batch_size: int | None = None) -> np.ndarray:
     ndarray, shape (K,)
         ``steps * B / N``.
     """
-    steps = as_vector(steps, "steps")
-    if np.any(steps < 0):
-        raise ValueError("steps must hold non-negative step counts")
+    steps = as_nonnegative(steps, "steps")
     n_rows = positive_int(n_rows, "n_rows")
-    batch_size = positive_int(batch_size, "batch_size", allow_none=True)
-    if batch_size is not None and batch_size > n_rows:
-        raise ValueError(f"batch_size must be at most n_rows ({n_rows}), got {batch_size}")
+    batch_size = check_batch_size(batch_size, n_rows)
     bs = n_rows if batch_size is None else batch_size
     return steps * bs / n_rows
 
@@ -259,15 +265,6 @@ def rbf_probability(X, centres, width: float, w, *, chunk_size: int = 4096) -> n
     return out
 
 
-def _fraction(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"{name} must be a number in [0, 1], got {type(value).__name__}")
-    v = float(value)
-    if not 0.0 <= v <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
-    return v
-
-
 def resample_to_fraction(X, y, *, fraction: float, n_points: int, seed: int = 0):
     """Draw a training set of ``n_points`` rows with a given fraction of ones.
 
@@ -300,7 +297,7 @@ def resample_to_fraction(X, y, *, fraction: float, n_points: int, seed: int = 0)
     """
     X = as_matrix(X, "X")
     y = as_labels(y, "y", length=X.shape[0])
-    fraction = _fraction(fraction, "fraction")
+    fraction = check_fraction(fraction, "fraction")
     n_points = positive_int(n_points, "n_points")
     k = int(round(fraction * n_points))
     ones, zeros = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
@@ -397,9 +394,7 @@ def majority_effect(
     y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
     X_test = as_matrix(X_test, "X_test", n_cols=X_train.shape[1])
     width = positive_scalar(width, "width")
-    fractions = as_vector(fractions, "fractions")
-    if np.any((fractions < 0) | (fractions > 1)):
-        raise ValueError("fractions must all be in [0, 1]")
+    fractions = as_probabilities(fractions, "fractions", what="numbers")
     n_points = positive_int(n_points, "n_points")
     n_repeats = positive_int(n_repeats, "n_repeats")
     n_steps = positive_int(n_steps, "n_steps")
@@ -630,11 +625,7 @@ def first_crossing(paths, level: float) -> np.ndarray:
     arr = as_vector(paths, "paths")[None, :] if one else as_matrix(paths, "paths")
     if arr.shape[1] == 0:
         raise ValueError("paths must hold at least one record")
-    if isinstance(level, bool) or not isinstance(level, (int, float, np.integer, np.floating)):
-        raise TypeError(f"level must be a real number, got {type(level).__name__}")
-    level = float(level)
-    if not np.isfinite(level):
-        raise ValueError(f"level must be finite, got {level}")
+    level = real_scalar(level, "level")
     reached = arr >= level
     idx = np.where(reached.any(axis=1), reached.argmax(axis=1), -1)
     return int(idx[0]) if one else idx
@@ -681,9 +672,6 @@ def percentile_of(value: float, sample) -> float:
     -------
     float in [0, 100]
     """
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise TypeError(f"value must be a real number, got {type(value).__name__}")
-    if not np.isfinite(value):
-        raise ValueError(f"value must be finite, got {value}")
+    value = real_scalar(value, "value")
     sample = as_vector(sample, "sample")
-    return float(100.0 * np.mean(sample <= float(value)))
+    return float(100.0 * np.mean(sample <= value))

@@ -18,7 +18,6 @@ comparison.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import dataclass
 from typing import Callable
 
@@ -26,7 +25,7 @@ import numpy as np
 from scipy.integrate import quad
 from scipy.optimize import minimize_scalar
 
-from ._validate import positive_scalar
+from ._validate import positive_scalar, real_scalar
 
 _LOG_2PI = math.log(2.0 * math.pi)
 
@@ -111,15 +110,6 @@ def _check_callable(log_density) -> Callable[[float], float]:
     return g
 
 
-def _real(value, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (numbers.Real, np.floating, np.integer)):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
-
-
 def laplace_1d(log_density, *, bracket=(-1.0, 1.0), step: float = 1e-3, xtol: float = 1e-12) -> Laplace1D:
     """Laplace approximation of the unnormalised density ``exp(log_density(z))``.
 
@@ -151,7 +141,7 @@ def laplace_1d(log_density, *, bracket=(-1.0, 1.0), step: float = 1e-3, xtol: fl
         lo, hi = bracket
     except (TypeError, ValueError):
         raise TypeError(f"bracket must be a pair of two distinct real numbers, got {bracket!r}") from None
-    lo, hi = _real(lo, "bracket[0]"), _real(hi, "bracket[1]")
+    lo, hi = real_scalar(lo, "bracket[0]"), real_scalar(hi, "bracket[1]")
     if lo == hi:
         raise ValueError(f"bracket must hold two distinct numbers, got {bracket!r}")
     step = positive_scalar(step, "step")
@@ -205,10 +195,10 @@ def log_normaliser_1d(log_density, lower, upper, *, reference=None) -> float:
     float
     """
     g = _check_callable(log_density)
-    lower, upper = _real(lower, "lower"), _real(upper, "upper")
+    lower, upper = real_scalar(lower, "lower"), real_scalar(upper, "upper")
     if not lower < upper:
         raise ValueError(f"lower must be less than upper, got lower={lower}, upper={upper}")
-    reference = 0.5 * (lower + upper) if reference is None else _real(reference, "reference")
+    reference = 0.5 * (lower + upper) if reference is None else real_scalar(reference, "reference")
     if not lower < reference < upper:
         raise ValueError(f"reference must lie strictly between lower and upper, got {reference}")
     g_ref = g(reference)

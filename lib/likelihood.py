@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from ._validate import as_labels, as_matrix, as_vector
+from ._validate import as_labels, as_matrix, as_probabilities, as_vector
 
 
 def sigmoid(a) -> np.ndarray:
@@ -135,10 +135,8 @@ def average_log_likelihood(p, y) -> float:
     float
         ``-inf`` only if a label was predicted with probability exactly 0.
     """
-    p = as_vector(p, "p")
+    p = as_probabilities(p, "p")
     y = as_labels(y, "y", length=p.shape[0])
-    if np.any((p < 0) | (p > 1)):
-        raise ValueError("p must hold probabilities in [0, 1]")
     with np.errstate(divide="ignore"):
         return float(np.mean(np.where(y == 1, np.log(p), np.log1p(-p))))
 

@@ -3,17 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_labels, as_vector
+from ._validate import as_labels, as_probabilities
 from .likelihood import average_log_likelihood_logits, label_log_probs, sigmoid
 from .predictive import moderate
 
 
 def predict_labels(p, threshold: float = 0.5) -> np.ndarray:
     """Hard decisions ``1[p > threshold]`` from probabilities ``p``, shape (N,)."""
-    p = as_vector(p, "p")
-    if np.any((p < 0) | (p > 1)):
-        raise ValueError("p must hold probabilities in [0, 1]")
-    return (p > threshold).astype(int)
+    return (as_probabilities(p, "p") > threshold).astype(int)
 
 
 def accuracy(p, y) -> float:

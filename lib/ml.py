@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from ._validate import as_labels, as_matrix, as_vector, positive_int, positive_scalar
+from ._validate import batch_size as check_batch_size
 from .likelihood import average_log_likelihood_logits, sigmoid
 
 
@@ -99,9 +100,7 @@ def fit_ml(
     eta = positive_scalar(learning_rate, "learning_rate")
     n_steps = positive_int(n_steps, "n_steps")
     record_every = positive_int(record_every, "record_every")
-    batch_size = positive_int(batch_size, "batch_size", allow_none=True)
-    if batch_size is not None and batch_size > N:
-        raise ValueError(f"batch_size must be at most the number of rows ({N}), got {batch_size}")
+    batch_size = check_batch_size(batch_size, N)
     if tol is not None:
         tol = positive_scalar(tol, "tol")
     if callback is not None and not callable(callback):

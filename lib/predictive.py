@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from ._validate import as_matrix, as_vector
+from ._validate import as_matrix, as_nonnegative, as_vector
 from .laplace import LaplacePosterior
 from .likelihood import sigmoid
 
@@ -55,10 +55,7 @@ def activation_moments(posterior: LaplacePosterior, Phi) -> tuple[np.ndarray, np
 def _gaussian_moments(mu, var) -> tuple[np.ndarray, np.ndarray]:
     """Check means and non-negative variances of equal length; return them as float vectors."""
     mu = as_vector(np.atleast_1d(mu), "mu")
-    var = as_vector(np.atleast_1d(var), "var", length=mu.shape[0])
-    if np.any(var < 0):
-        raise ValueError("var must be non-negative")
-    return mu, var
+    return mu, as_nonnegative(np.atleast_1d(var), "var", length=mu.shape[0])
 
 
 def probit_logits(mu, var) -> np.ndarray:

@@ -92,9 +92,9 @@ def test_epochs():
 @pytest.mark.parametrize(
     "args, kwargs, exc, match",
     [
-        (([1, -1], 10), {}, ValueError, "steps must hold non-negative"),
+        (([1, -1], 10), {}, ValueError, "steps must be non-negative"),
         (([1], 0), {}, ValueError, "n_rows must be a positive integer"),
-        (([1], 10), {"batch_size": 11}, ValueError, "batch_size must be at most n_rows"),
+        (([1], 10), {"batch_size": 11}, ValueError, "batch_size must be at most the number of rows"),
         (([1], 10), {"batch_size": 2.5}, TypeError, "batch_size must be a positive integer"),
     ],
 )
@@ -238,7 +238,7 @@ def test_majority_effect_is_seeded():
 @pytest.mark.parametrize(
     "kwargs, exc, match",
     [
-        ({"fractions": [0.2, 1.2]}, ValueError, "fractions must all be in"),
+        ({"fractions": [0.2, 1.2]}, ValueError, "fractions must hold numbers in"),
         ({"width": -1.0}, ValueError, "width must be a positive"),
         ({"n_repeats": 0}, ValueError, "n_repeats must be a positive integer"),
         ({"n_steps": 1.5}, TypeError, "n_steps must be a positive integer"),

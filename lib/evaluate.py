@@ -55,22 +55,16 @@ def evidence_terms(posterior: LaplacePosterior) -> dict[str, float]:
     -------
     dict of str to float
         ``log_likelihood`` ``L(w_MAP)``; ``prior_quadratic`` ``-w_MAP.w_MAP / (2 s2)``;
-        ``prior_normaliser`` ``-(M/2) log s2``; ``occam_log_det`` ``-(1/2) log|A|``; and
-        ``log_evidence``, their sum (equal to ``posterior.log_evidence``).
+        ``prior_normaliser`` ``-(M/2) log s2``; ``occam_log_det`` ``-(1/2) log|A|``
+        (:attr:`lib.laplace.LaplacePosterior.evidence_terms`); and ``log_evidence``, their sum
+        (``posterior.log_evidence``).
     """
     post = _check_posterior(posterior)
-    terms = {
-        "log_likelihood": float(post.log_likelihood),
-        "prior_quadratic": -float(post.w_map @ post.w_map) / (2.0 * post.s2),
-        "prior_normaliser": 0.5 * post.n_weights * float(np.log(1.0 / post.s2)),  # -(M/2) log s2
-        "occam_log_det": -0.5 * post.log_det_precision,      # log|A| = 2 sum log L_ii
-    }
-    terms["log_evidence"] = float(sum(terms.values()))
-    return terms
+    return {**post.evidence_terms, "log_evidence": float(post.log_evidence)}
 
 
 def report_evidence_forms(posterior: LaplacePosterior) -> dict[str, float]:
-    """The log evidence as the report's eq. 6 and listing 2 write it, beside the full one.
+    """The log evidence as the report's eq. 6 (book eq. ``eq-ev-report6``) and listing 2 write it.
 
     The full Laplace log evidence is ``log Z = Psi(w_MAP) - (M/2) log s2 - (1/2) log|A|``.
     The report's eq. 6 keeps ``L(w_MAP) + (1/2) log|A^{-1}|`` only, dropping both prior terms,
@@ -96,7 +90,7 @@ def report_evidence_forms(posterior: LaplacePosterior) -> dict[str, float]:
 
 
 def bic(posterior: LaplacePosterior, n_data: int) -> float:
-    """Bayesian information criterion ``L(w_MAP) - (M/2) log N`` (lecture notes 7.3.1).
+    """Bayesian information criterion ``L(w_MAP) - (M/2) log N`` (book eq. ``eq-ev-bic``; lecture notes 7.3.1).
 
     The large-N limit of the Laplace log evidence: ``log|A|`` grows like ``M log N`` and the
     prior terms, which do not grow with N, are dropped. Larger is better (same sign as the

@@ -56,7 +56,7 @@ _DENSE_MAX_COLS = 200
 
 
 def curvature_bound(Phi) -> float:
-    """Curvature bound ``kappa = nu_max(Phi^T Phi) / 4`` of the summed log-likelihood.
+    """Curvature bound ``kappa = nu_max(Phi^T Phi) / 4`` of the summed log-likelihood (book eq. ``ml-kappa``).
 
     ``-Hessian = Phi^T W Phi`` with ``W = diag(s_n (1 - s_n))`` is bounded by ``Phi^T Phi / 4``
     because ``s (1 - s) <= 1/4``. Gradient ascent on the summed log-likelihood (algorithm 1
@@ -113,8 +113,7 @@ def minibatch_curvature_bound(Phi, batch_size: int, *, seed: int = 0) -> float:
         ``max_B kappa_B``.
     """
     Phi = as_matrix(Phi, "Phi")
-    batch_size = positive_int(batch_size, "batch_size")
-    batch_size = check_batch_size(batch_size, Phi.shape[0])
+    batch_size = check_batch_size(positive_int(batch_size, "batch_size"), Phi.shape[0])
     rows = np.random.default_rng(seed).permutation(Phi.shape[0])
     return max(curvature_bound(Phi[b]) for b in np.array_split(rows, Phi.shape[0] // batch_size))
 

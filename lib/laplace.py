@@ -1,20 +1,33 @@
 """MAP estimate, Laplace approximation and model evidence (book chapters "MAP",
 "The Laplace approximation", "The model evidence"; report sections 2.1-2.1.2).
 
-Prior ``w ~ N(0, s2 I)`` on all M weights (bias included); ``s2`` is the prior *variance*
-(the report's sigma_0). The log posterior, up to a constant, is
-``Psi(w) = L(w) - w.w / (2 s2)`` (the report's L*). Its maximiser ``w_MAP`` is found by
-Newton's method; the Laplace approximation is ``q(w) = N(w | w_MAP, A^{-1})`` with the
-precision ``A = -grad grad Psi(w_MAP)`` (minus the Hessian; the report's eq. 5)::
+Prior ``w ~ N(0, s2 I)`` on all M weights (bias included; book eq. ``map-prior``); ``s2`` is
+the prior *variance* (the report's sigma_0). The log posterior, up to a constant, is
+``Psi(w) = L(w) - w.w / (2 s2)`` (book eq. ``map-logpost``; the report's L*). Its maximiser
+``w_MAP`` is found by Newton's method (book eq. ``map-newton``); the Laplace approximation is
+``q(w) = N(w | w_MAP, A^{-1})`` with the precision ``A = -grad grad Psi(w_MAP)`` (minus the
+Hessian; book eqs. ``map-precision``, ``lap-precision``; the report's eq. 5)::
 
     A = I / s2 + Phi^T W Phi,    W = diag(sigma_n (1 - sigma_n)),    sigma_n = sigma(phi_n.w_MAP),
 
-and the Laplace log evidence ``log Z``, all terms kept (the 2 pi factors of prior and
-Gaussian cancel)::
+and the Laplace log evidence ``log Z``, all terms kept (book eq. ``eq-ev-laplace``; the 2 pi
+factors of prior and Gaussian cancel)::
 
     log Z ~= L(w_MAP) - w_MAP.w_MAP / (2 s2) - (M/2) log s2 - (1/2) log|A|,
 
-with ``log|A| = 2 sum_i log L_ii`` from the Cholesky factor ``A = L L^T``.
+with ``log|A| = 2 sum_i log L_ii`` from the Cholesky factor ``A = L L^T`` (book eq.
+``eq-ev-cholesky``).
+
+Rasmussen & Williams (2006), algorithm 3.1, finds the same mode in the dual (function-space)
+form, with ``f = Phi w`` and the kernel ``K = s2 Phi Phi^T``; :func:`fit_laplace` is its
+weight-space (primal) form. Line by line: line 4 (``W``) is the curvature in
+:func:`precision_matrix`; line 5 (``L = cholesky(B)``, ``B = I + W^1/2 K W^1/2``) is the
+Cholesky factor of ``A`` (``|B| = |s2 A|``, book eq. ``grid-dual``); lines 6-8 (the Newton
+update of ``f``) are ``A d = grad Psi(w)``, ``w <- w + t d`` (plus step halving, which the
+algorithm does not have); line 9 (the convergence test on ``Psi``) is the step test; line 10
+(``log q = -a.f / 2 + log p(y | f) - sum_i log L_ii``) is
+:attr:`LaplacePosterior.log_evidence`: ``a.f / 2 = w.w / (2 s2)`` and
+``sum_i log L_ii = (1/2) log|B| = (M/2) log s2 + (1/2) log|A|``.
 """
 from __future__ import annotations
 
@@ -71,15 +84,28 @@ class LaplacePosterior:
         return float(2.0 * np.sum(np.log(np.diag(self.chol))))
 
     @property
+    def evidence_terms(self) -> dict[str, float]:
+        """The four terms of the Laplace log evidence (book eq. ``eq-ev-laplace``).
+
+        ``log_likelihood`` ``L(w_MAP)``; ``prior_quadratic`` ``-w_MAP.w_MAP / (2 s2)``;
+        ``prior_normaliser`` ``-(M/2) log s2``; ``occam_log_det`` ``-(1/2) log|A|``.
+        """
+        return {
+            "log_likelihood": self.log_likelihood,
+            "prior_quadratic": prior_quadratic(float(self.w_map @ self.w_map), self.s2),
+            "prior_normaliser": 0.0 - 0.5 * self.n_weights * float(np.log(self.s2)),  # 0.0 at s2 = 1
+            "occam_log_det": -0.5 * self.log_det_precision,
+        }
+
+    @property
     def log_evidence(self) -> float:
-        """Laplace approximation of the log evidence ``log Z = log p(y | s2, Phi)``."""
-        M = self.n_weights
-        return (
-            self.log_likelihood
-            - float(self.w_map @ self.w_map) / (2.0 * self.s2)
-            - 0.5 * M * np.log(self.s2)
-            - 0.5 * self.log_det_precision
-        )
+        """Laplace approximation of the log evidence ``log Z = log p(y | s2, Phi)``.
+
+        The sum of :attr:`evidence_terms` (book eq. ``eq-ev-laplace``; R&W algorithm 3.1,
+        line 10).
+        """
+        t = self.evidence_terms
+        return t["log_likelihood"] + t["prior_quadratic"] + t["prior_normaliser"] + t["occam_log_det"]
 
 
 def precision_matrix(w, Phi, s2) -> np.ndarray:
@@ -111,6 +137,14 @@ def _precision(w, Phi, s2):
     return A
 
 
+def prior_quadratic(sq_norm, s2) -> float:
+    """``-w.w / (2 s2)``, the log prior ``log N(w | 0, s2 I)`` up to its normaliser (no checks).
+
+    Book eq. ``map-prior``. ``sq_norm`` is ``w.w``.
+    """
+    return -sq_norm / (2.0 * s2)
+
+
 def log_posterior_from_activations(a, y, sq_norm, s2) -> float:
     """Log posterior ``Psi = L(a) - sq_norm / (2 s2)`` up to a constant (no checks).
 
@@ -130,7 +164,7 @@ def log_posterior_from_activations(a, y, sq_norm, s2) -> float:
     s2 : float
         Prior variance.
     """
-    return log_likelihood_from_activations(a, y) - sq_norm / (2.0 * s2)
+    return log_likelihood_from_activations(a, y) + prior_quadratic(sq_norm, s2)
 
 
 def log_posterior(w, Phi, y, s2) -> float:

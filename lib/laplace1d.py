@@ -4,11 +4,11 @@ approximation"; lecture notes ch. 7, section 7.3).
 Given an unnormalised density ``f(z) = exp(g(z))``, expand ``g`` to second order about its mode
 ``z0``, where ``g'(z0) = 0``::
 
-    g(z) ~= g(z0) - (A / 2) (z - z0)^2,        A = -g''(z0) > 0,
+    g(z) ~= g(z0) - (A / 2) (z - z0)^2,        A = -g''(z0) > 0,          (book eq. lap-taylor-1d)
 
 so that ``f`` is approximated by an unnormalised Gaussian and its normaliser by::
 
-    Z = int f(z) dz ~= f(z0) sqrt(2 pi / A).
+    Z = int f(z) dz ~= f(z0) sqrt(2 pi / A).                            (book eq. lap-1d)
 
 The mode is found with Brent's method on ``-g`` and the curvature ``A`` with a
 Richardson-extrapolated central difference, so ``g`` only has to be evaluable; nothing needs its

@@ -3,9 +3,11 @@ eqs. 1-3, and the likelihood part of the main text's eq. 5).
 
 With activations ``a = Phi w``, ``sigma`` the logistic function and labels ``y in {0, 1}``::
 
-    L(w)      = sum_n  y_n log sigma(a_n) + (1 - y_n) log sigma(-a_n)    (log-likelihood)
-    grad L(w) = Phi^T (y - sigma(a))
-    hess L(w) = -Phi^T W Phi,      W = diag(sigma(a) (1 - sigma(a)))
+    L(w)      = sum_n  y_n log sigma(a_n) + (1 - y_n) log sigma(-a_n)    (book eq. map-loglik)
+    grad L(w) = Phi^T (y - sigma(a))                                     (book eq. map-grad-lik)
+    hess L(w) = -Phi^T W Phi,      W = diag(sigma(a) (1 - sigma(a)))    (book eq. map-precision)
+
+(the ML chapter writes the first two as book eqs. ``ml-loglik`` and ``ml-grad``).
 
 ``log sigma(a) = -log(1 + exp(-a))`` is evaluated with ``logaddexp``, so the term the report
 writes as ``log(1 - sigma(a))`` (= ``log sigma(-a)``) never becomes ``log 0``.
@@ -74,7 +76,7 @@ def log_likelihood_from_activations(a, y) -> float:
 
 
 def log_likelihood(w, Phi, y) -> float:
-    """Log-likelihood ``L(w)`` (report appendix A, eq. 2).
+    """Log-likelihood ``L(w)`` (book eq. ``map-loglik``; report appendix A, eq. 2).
 
     Parameters
     ----------
@@ -92,7 +94,8 @@ def log_likelihood(w, Phi, y) -> float:
 
 
 def gradient(w, Phi, y) -> np.ndarray:
-    """Gradient ``Phi^T (y - sigma(Phi w))`` of the log-likelihood (report appendix A, eq. 3).
+    """Gradient ``Phi^T (y - sigma(Phi w))`` of the log-likelihood (book eq. ``map-grad-lik``;
+    report appendix A, eq. 3).
 
     Returns
     -------
@@ -105,8 +108,8 @@ def gradient(w, Phi, y) -> np.ndarray:
 def hessian(w, Phi, y) -> np.ndarray:
     """Hessian ``-Phi^T W Phi``, ``W = diag(sigma_n (1 - sigma_n))``, of the log-likelihood.
 
-    The data part of the report's eq. 5 (with the sign of a Hessian: the precision is
-    ``I / s2`` minus this). Vectorised: the weights ``sigma_n (1 - sigma_n)`` scale the rows of
+    The data part of book eq. ``map-precision`` and the report's eq. 5 (with the sign of a
+    Hessian: the precision is ``I / s2`` minus this). Vectorised: the weights ``sigma_n (1 - sigma_n)`` scale the rows of
     ``Phi`` before one matrix product.
 
     Returns

@@ -2,7 +2,7 @@
 
 Each step moves the weights along the gradient of the log-likelihood of one minibatch::
 
-    w <- w + eta * Phi_B^T (y_B - s(Phi_B w))
+    w <- w + eta * Phi_B^T (y_B - s(Phi_B w))          (book eq. map-ascent, with ml-grad)
 
 (the full training set when no batch size is given). The minibatches are a fresh random
 partition of the training rows each epoch, drawn from a seeded generator.

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_labels, as_probabilities
+from ._validate import as_labels, as_probabilities, as_vector
 from .likelihood import average_log_likelihood_logits, label_log_probs, sigmoid
 from .predictive import moderate
 
@@ -72,6 +72,8 @@ def logit_scores(a, y) -> tuple[float, float, np.ndarray]:
     confusion : ndarray, shape (2, 2)
         Row-normalised confusion matrix (:func:`confusion_matrix`).
     """
+    a = as_vector(a, "a")
+    y = as_labels(y, "y", length=a.shape[0])
     p = sigmoid(a)
     return average_log_likelihood_logits(a, y), accuracy(p, y), confusion_matrix(p, y)
 

@@ -27,33 +27,34 @@ def test_rbf_at_centre_is_one_and_distances_non_negative():
     np.testing.assert_allclose(np.diag(lib.rbf_features(X, X, 1.0)[:, :2]), 1.0)
 
 
-@pytest.mark.parametrize(
-    "call, match",
-    [
-        (lambda: lib.rbf_features(np.ones((3, 2)), np.ones((2, 2)), 0.0), "width must be a positive"),
-        (lambda: lib.rbf_features(np.ones((3, 2)), np.ones((2, 2)), -1), "width must be a positive"),
-        (lambda: lib.rbf_features(np.ones((3, 2)), np.ones((2, 2)), np.nan), "width must be a positive"),
-        (lambda: lib.rbf_features(np.ones(3), np.ones((2, 2)), 1.0), "X must be a 2-D array"),
-        (lambda: lib.rbf_features(np.ones((3, 2)), np.ones((2, 3)), 1.0), "centres must have the same number"),
-        (lambda: lib.rbf_features(np.full((3, 2), np.inf), np.ones((2, 2)), 1.0), "X must contain only finite"),
-        (lambda: lib.linear_features(np.zeros((0, 2))), "X must have at least one row"),
-    ],
-)
-def test_feature_errors(call, match):
-    with pytest.raises(ValueError, match=match):
-        call()
+BAD_INPUT = [
+    pytest.param(lambda: lib.rbf_features(np.ones((3, 2)), np.ones((2, 2)), 0.0), ValueError,
+                 "width must be a positive", id="width-zero"),
+    pytest.param(lambda: lib.rbf_features(np.ones((3, 2)), np.ones((2, 2)), -1), ValueError,
+                 "width must be a positive", id="width-negative"),
+    pytest.param(lambda: lib.rbf_features(np.ones((3, 2)), np.ones((2, 2)), np.nan), ValueError,
+                 "width must be a positive", id="width-nan"),
+    pytest.param(lambda: lib.rbf_features(np.ones((3, 2)), np.ones((2, 2)), "1"), TypeError,
+                 "width must be a positive real", id="width-str"),
+    pytest.param(lambda: lib.rbf_features(np.ones((3, 2)), np.ones((2, 2)), True), TypeError,
+                 "width must be a positive real", id="width-bool"),
+    pytest.param(lambda: lib.rbf_features(np.ones(3), np.ones((2, 2)), 1.0), ValueError,
+                 "X must be a 2-D array", id="X-shape"),
+    pytest.param(lambda: lib.rbf_features(np.full((3, 2), np.inf), np.ones((2, 2)), 1.0), ValueError,
+                 "X must contain only finite", id="X-inf"),
+    pytest.param(lambda: lib.linear_features(np.zeros((0, 2))), ValueError, "X must have at least one row",
+                 id="X-empty"),
+    pytest.param(lambda: lib.linear_features([["a", "b"]]), TypeError, "X must be a numeric array",
+                 id="X-dtype"),
+    pytest.param(lambda: lib.rbf_features(np.ones((3, 2)), np.ones((2, 3)), 1.0), ValueError,
+                 "centres must have the same number", id="centres"),
+    pytest.param(lambda: lib.add_bias(np.ones(3)), ValueError, "Phi must be a 2-D array", id="Phi"),
+]
 
 
-@pytest.mark.parametrize(
-    "call, match",
-    [
-        (lambda: lib.rbf_features(np.ones((3, 2)), np.ones((2, 2)), "1"), "width must be a positive real"),
-        (lambda: lib.linear_features([["a", "b"]]), "X must be a numeric array"),
-        (lambda: lib.rbf_features(np.ones((3, 2)), np.ones((2, 2)), True), "width must be a positive real"),
-    ],
-)
-def test_feature_type_errors(call, match):
-    with pytest.raises(TypeError, match=match):
+@pytest.mark.parametrize("call, exc, match", BAD_INPUT)
+def test_rejects_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
         call()
 
 

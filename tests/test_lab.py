@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import lib
+from conftest import make_blobs
 from lib.lab import (
     MajorityEffect,
     ScoredFit,
@@ -20,14 +21,6 @@ from lib.lab import (
     split_rows,
     take_at,
 )
-
-
-def make_blobs(n: int, seed: int = 0):
-    """Two overlapping Gaussian classes in 2-D: X (n, 2), y (n,) of 0/1."""
-    rng = np.random.default_rng(seed)
-    y = (rng.random(n) < 0.5).astype(float)
-    X = rng.normal(size=(n, 2)) + np.where(y[:, None] == 1, 0.8, -0.8)
-    return X, y
 
 
 # --------------------------------------------------------------------------- curvature_bound
@@ -57,15 +50,6 @@ def test_step_below_two_over_L_always_climbs(small_problem):
     assert np.all(np.diff(r.train_ll) >= -1e-12)
 
 
-def test_curvature_bound_errors():
-    with pytest.raises(ValueError, match="Phi must be a 2-D array"):
-        curvature_bound(np.ones(5))
-    with pytest.raises(ValueError, match="Phi must contain only finite"):
-        curvature_bound(np.array([[1.0, np.nan]]))
-    with pytest.raises(TypeError, match="Phi must be a numeric array"):
-        curvature_bound([["a", "b"]])
-
-
 def test_minibatch_curvature_bound():
     rng = np.random.default_rng(1)
     Phi = rng.normal(size=(60, 3))
@@ -75,10 +59,6 @@ def test_minibatch_curvature_bound():
     assert minibatch_curvature_bound(Phi, 60) == pytest.approx(curvature_bound(Phi))
     # fewer rows per batch: a smaller bound (roughly B / N of the full batch's)
     assert minibatch_curvature_bound(Phi, 6) < 0.5 * curvature_bound(Phi)
-    with pytest.raises(ValueError, match="batch_size must be at most the number of rows"):
-        minibatch_curvature_bound(Phi, 61)
-    with pytest.raises(TypeError, match="batch_size must be a positive integer"):
-        minibatch_curvature_bound(Phi, 2.0)
 
 
 # --------------------------------------------------------------------------- epochs
@@ -87,20 +67,6 @@ def test_minibatch_curvature_bound():
 def test_epochs():
     np.testing.assert_allclose(epochs([0, 10, 75], 750, 10), [0, 10 / 75, 1.0])
     np.testing.assert_allclose(epochs([0, 3], 750), [0, 3])
-
-
-@pytest.mark.parametrize(
-    "args, kwargs, exc, match",
-    [
-        (([1, -1], 10), {}, ValueError, "steps must be non-negative"),
-        (([1], 0), {}, ValueError, "n_rows must be a positive integer"),
-        (([1], 10), {"batch_size": 11}, ValueError, "batch_size must be at most the number of rows"),
-        (([1], 10), {"batch_size": 2.5}, TypeError, "batch_size must be a positive integer"),
-    ],
-)
-def test_epochs_errors(args, kwargs, exc, match):
-    with pytest.raises(exc, match=match):
-        epochs(*args, **kwargs)
 
 
 # --------------------------------------------------------------------------- fit_and_score
@@ -129,16 +95,6 @@ def test_fit_and_score_counts_minibatch_epochs(small_problem):
     assert s.epochs == pytest.approx(30 * 20 / 60)
 
 
-def test_fit_and_score_errors(small_problem):
-    d = small_problem
-    with pytest.raises(ValueError, match="Phi_test must have 41 columns"):
-        fit_and_score(d["Phi"], d["y"], np.ones((3, 2)), np.zeros(3), learning_rate=0.1, n_steps=5)
-    with pytest.raises(ValueError, match="y_test must have length"):
-        fit_and_score(d["Phi"], d["y"], d["Phi_test"], np.zeros(3), learning_rate=0.1, n_steps=5)
-    with pytest.raises(ValueError, match="learning_rate must be a positive"):
-        fit_and_score(d["Phi"], d["y"], d["Phi_test"], d["y_test"], learning_rate=-1.0, n_steps=5)
-
-
 # --------------------------------------------------------------------------- rbf_probability
 
 
@@ -149,23 +105,6 @@ def test_rbf_probability_matches_full_design(chunk_size):
     w = np.random.default_rng(1).normal(size=21)
     expected = lib.sigmoid(lib.rbf_features(X, centres, 0.5) @ w)
     np.testing.assert_allclose(rbf_probability(X, centres, 0.5, w, chunk_size=chunk_size), expected)
-
-
-@pytest.mark.parametrize(
-    "kwargs, exc, match",
-    [
-        ({"w": np.zeros(20)}, ValueError, "w must have length 21"),
-        ({"width": 0.0}, ValueError, "width must be a positive"),
-        ({"centres": np.zeros((20, 3))}, ValueError, "centres must have 2 columns"),
-        ({"chunk_size": 0}, ValueError, "chunk_size must be a positive integer"),
-    ],
-)
-def test_rbf_probability_errors(kwargs, exc, match):
-    X, _ = make_blobs(10, seed=2)
-    args = {"X": X, "centres": np.zeros((20, 2)), "width": 0.5, "w": np.zeros(21)} | kwargs
-    chunk = args.pop("chunk_size", 4096)
-    with pytest.raises(exc, match=match):
-        rbf_probability(args["X"], args["centres"], args["width"], args["w"], chunk_size=chunk)
 
 
 # --------------------------------------------------------------------------- resample_to_fraction
@@ -192,27 +131,6 @@ def test_resample_to_fraction_is_seeded():
     assert not np.array_equal(a[0], c[0])
 
 
-@pytest.mark.parametrize(
-    "kwargs, exc, match",
-    [
-        ({"fraction": 1.5}, ValueError, "fraction must be in"),
-        ({"fraction": "half"}, TypeError, "fraction must be a number"),
-        ({"n_points": 0}, ValueError, "n_points must be a positive integer"),
-        ({"fraction": 1.0, "n_points": 1000}, ValueError, "needs 1000 ones"),
-    ],
-)
-def test_resample_to_fraction_errors(kwargs, exc, match):
-    X, y = make_blobs(100, seed=3)
-    args = {"fraction": 0.5, "n_points": 20} | kwargs
-    with pytest.raises(exc, match=match):
-        resample_to_fraction(X, y, **args)
-
-
-def test_resample_to_fraction_bad_labels():
-    with pytest.raises(ValueError, match="y must contain only the labels 0 and 1"):
-        resample_to_fraction(np.zeros((3, 2)), np.array([0, 1, 2]), fraction=0.5, n_points=2)
-
-
 # --------------------------------------------------------------------------- majority_effect
 
 
@@ -233,26 +151,6 @@ def test_majority_effect_is_seeded():
     a = majority_effect(X[:150], y[:150], X[150:], seed=1, **kw)
     b = majority_effect(X[:150], y[:150], X[150:], seed=1, **kw)
     np.testing.assert_array_equal(a.predicted_ones, b.predicted_ones)
-
-
-@pytest.mark.parametrize(
-    "kwargs, exc, match",
-    [
-        ({"fractions": [0.2, 1.2]}, ValueError, "fractions must hold numbers in"),
-        ({"width": -1.0}, ValueError, "width must be a positive"),
-        ({"n_repeats": 0}, ValueError, "n_repeats must be a positive integer"),
-        ({"n_steps": 1.5}, TypeError, "n_steps must be a positive integer"),
-        ({"learning_rate": 0.0}, ValueError, "learning_rate must be a positive"),
-        ({"X_test": np.zeros((4, 3))}, ValueError, "X_test must have 2 columns"),
-    ],
-)
-def test_majority_effect_errors(kwargs, exc, match):
-    X, y = make_blobs(100, seed=3)
-    args = {"X_test": X[:10], "width": 0.1, "fractions": [0.5], "n_points": 20, "n_repeats": 1,
-            "n_steps": 5} | kwargs
-    X_test = args.pop("X_test")
-    with pytest.raises(exc, match=match):
-        majority_effect(X, y, X_test, **args)
 
 
 # --------------------------------------------------------------------------- split_rows / split_paths
@@ -298,30 +196,6 @@ def test_split_paths_match_fit_ml_on_each_split(width):
     np.testing.assert_array_equal(sp.test_rates[:, 0], [[1, 0], [1, 0]])
 
 
-@pytest.mark.parametrize(
-    "kwargs, exc, match",
-    [
-        ({"seeds": []}, ValueError, "seeds must be a non-empty"),
-        ({"seeds": [0.5]}, ValueError, "seeds must be a non-empty"),
-        ({"n_steps": 25}, ValueError, "record_every .10. must divide n_steps .25."),
-        ({"width": 0.0}, ValueError, "width must be a positive"),
-        ({"n_steps": 0}, ValueError, "n_steps must be a positive integer"),
-    ],
-)
-def test_split_paths_errors(kwargs, exc, match):
-    X, y = make_blobs(30, seed=7)
-    args = {"width": None, "seeds": [0], "n_steps": 20, "record_every": 10} | kwargs
-    with pytest.raises(exc, match=match):
-        split_paths(X, y, **args)
-
-
-def test_split_paths_checks_data():
-    with pytest.raises(ValueError, match="X must have 2 columns"):
-        split_paths(np.zeros((5, 3)), np.zeros(5), width=None, seeds=[0], n_steps=10)
-    with pytest.raises(ValueError, match="y must contain only the labels 0 and 1"):
-        split_paths(np.zeros((5, 2)), np.arange(5), width=None, seeds=[0], n_steps=10)
-
-
 # --------------------------------------------------------------------------- crossings, percentiles
 
 
@@ -330,20 +204,6 @@ def test_first_crossing():
     np.testing.assert_array_equal(first_crossing(paths, -0.4), [2, -1, 0])
     assert first_crossing(paths[0], -0.5) == 1          # one path: an int
     assert first_crossing(paths[1], 0.0) == -1
-
-
-@pytest.mark.parametrize(
-    "paths, level, exc, match",
-    [
-        (np.zeros((2, 0)), 0.0, ValueError, "at least one record"),
-        (np.zeros((2, 2, 2)), 0.0, ValueError, "paths must be a 2-D array"),
-        (np.zeros(3), np.nan, ValueError, "level must be finite"),
-        (np.zeros(3), "high", TypeError, "level must be a real number"),
-    ],
-)
-def test_first_crossing_errors(paths, level, exc, match):
-    with pytest.raises(exc, match=match):
-        first_crossing(paths, level)
 
 
 def test_take_at():
@@ -355,29 +215,11 @@ def test_take_at():
     np.testing.assert_array_equal(take_at(rates, np.array([0, 1, 2]))[2], [20.0, 21.0])
 
 
-@pytest.mark.parametrize(
-    "index, match",
-    [(np.array([0, 1]), "index must hold 3 integers"), (np.array([0.0, 1.0, 2.0]), "index must hold"),
-     (np.array([0, 4, 1]), "index must be -1 or in")],
-)
-def test_take_at_errors(index, match):
-    with pytest.raises(ValueError, match=match):
-        take_at(np.zeros((3, 4)), index)
-    with pytest.raises(ValueError, match="paths must have shape"):
-        take_at(np.zeros(3), np.array([0, 0, 0]))
-
-
 def test_percentile_of():
     sample = np.array([-0.3, -0.2, -0.1, 0.0])
     assert percentile_of(-0.5, sample) == 0.0
     assert percentile_of(-0.2, sample) == 50.0       # at or below
     assert percentile_of(0.0, sample) == 100.0
-    with pytest.raises(ValueError, match="value must be finite"):
-        percentile_of(np.nan, sample)
-    with pytest.raises(TypeError, match="value must be a real number"):
-        percentile_of("-0.44", sample)
-    with pytest.raises(ValueError, match="sample must contain only finite"):
-        percentile_of(0.0, [0.0, np.nan])
 
 
 # --------------------------------------------------------------------------- plot_split_band
@@ -395,8 +237,133 @@ def test_plot_split_band_draws_line_band_and_reference():
     np.testing.assert_array_equal(ax.lines[0].get_ydata(), paths[1])
     assert ax.lines[1].get_ydata()[0] == 3.0                     # the reference line
     assert len(ax.collections) == 1                              # the band
-    with pytest.raises(ValueError, match="paths must have 2 columns"):
-        lib.plots.plot_split_band(ax, [0, 10], paths)
-    with pytest.raises(ValueError, match="highlight must index a row"):
-        lib.plots.plot_split_band(ax, [0, 10, 20], paths, highlight=2)
     plt.close(fig)
+
+
+# --------------------------------------------------------------------------- bad input: one table
+
+X30, Y30 = make_blobs(30, seed=7)
+PHI = lib.rbf_features(X30[:20], X30[:20], 0.7)            # (20, 21)
+PHI_TEST = lib.rbf_features(X30[20:], X30[:20], 0.7)       # (10, 21)
+FIT = {"learning_rate": 0.1, "n_steps": 5}
+MAJ = {"width": 0.1, "fractions": [0.5], "n_points": 10, "n_repeats": 1, "n_steps": 5}
+PATHS = {"width": None, "seeds": [0], "n_steps": 20, "record_every": 10}
+
+
+def _plot_band(**kwargs):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots()
+    try:
+        args = {"steps": [0, 10, 20], "paths": np.zeros((2, 3))} | kwargs
+        lib.plots.plot_split_band(ax, args.pop("steps"), args.pop("paths"), **args)
+    finally:
+        plt.close(fig)
+
+
+BAD_INPUT = [
+    # curvature bounds, epochs
+    pytest.param(lambda: curvature_bound(np.ones(5)), ValueError, "Phi must be a 2-D array", id="Phi-shape"),
+    pytest.param(lambda: curvature_bound(np.array([[1.0, np.nan]])), ValueError, "Phi must contain only finite",
+                 id="Phi-nan"),
+    pytest.param(lambda: curvature_bound([["a", "b"]]), TypeError, "Phi must be a numeric array", id="Phi-dtype"),
+    pytest.param(lambda: minibatch_curvature_bound(PHI, 21), ValueError,
+                 "batch_size must be at most the number of rows .20.", id="batch_size-minibatch"),
+    pytest.param(lambda: minibatch_curvature_bound(PHI, 2.0), TypeError, "batch_size must be a positive integer",
+                 id="batch_size-float"),
+    pytest.param(lambda: minibatch_curvature_bound(PHI, None), TypeError, "batch_size must be a positive integer",
+                 id="batch_size-none"),
+    pytest.param(lambda: epochs([1, -1], 10), ValueError, "steps must be non-negative", id="steps"),
+    pytest.param(lambda: epochs([1], 0), ValueError, "n_rows must be a positive integer", id="n_rows"),
+    pytest.param(lambda: epochs([1], 10, batch_size=11), ValueError,
+                 "batch_size must be at most the number of rows .10.", id="batch_size-epochs"),
+    pytest.param(lambda: epochs([1], 10, batch_size=2.5), TypeError, "batch_size must be a positive integer",
+                 id="batch_size-epochs-float"),
+    # fit_and_score
+    pytest.param(lambda: fit_and_score(PHI, Y30[:20], np.ones((3, 2)), np.zeros(3), **FIT), ValueError,
+                 "Phi_test must have 21 columns", id="Phi_test"),
+    pytest.param(lambda: fit_and_score(PHI, Y30[:20], PHI_TEST, np.zeros(3), **FIT), ValueError,
+                 "y_test must have length 10", id="y_test"),
+    pytest.param(lambda: fit_and_score(PHI, Y30[:20], PHI_TEST, Y30[20:], learning_rate=-1.0, n_steps=5),
+                 ValueError, "learning_rate must be a positive", id="learning_rate"),
+    # rbf_probability
+    pytest.param(lambda: rbf_probability(X30, X30[:20], 0.5, np.zeros(20)), ValueError, "w must have length 21",
+                 id="w"),
+    pytest.param(lambda: rbf_probability(X30, X30[:20], 0.0, np.zeros(21)), ValueError, "width must be a positive",
+                 id="width-rbf_probability"),
+    pytest.param(lambda: rbf_probability(X30, np.zeros((20, 3)), 0.5, np.zeros(21)), ValueError,
+                 "centres must have 2 columns", id="centres"),
+    pytest.param(lambda: rbf_probability(X30, X30[:20], 0.5, np.zeros(21), chunk_size=0), ValueError,
+                 "chunk_size must be a positive integer", id="chunk_size"),
+    # resample_to_fraction
+    pytest.param(lambda: resample_to_fraction(X30, Y30, fraction=1.5, n_points=10), ValueError,
+                 "fraction must be in", id="fraction-range"),
+    pytest.param(lambda: resample_to_fraction(X30, Y30, fraction="half", n_points=10), TypeError,
+                 "fraction must be a number", id="fraction-str"),
+    pytest.param(lambda: resample_to_fraction(X30, Y30, fraction=0.5, n_points=0), ValueError,
+                 "n_points must be a positive integer", id="n_points"),
+    pytest.param(lambda: resample_to_fraction(X30, Y30, fraction=1.0, n_points=1000), ValueError,
+                 "needs 1000 ones", id="n_points-too-many"),
+    pytest.param(lambda: resample_to_fraction(np.zeros((3, 2)), np.array([0, 1, 2]), fraction=0.5, n_points=2),
+                 ValueError, "y must contain only the labels 0 and 1", id="y-resample"),
+    # majority_effect
+    pytest.param(lambda: majority_effect(X30, Y30, X30[:5], **MAJ | {"fractions": [0.2, 1.2]}), ValueError,
+                 "fractions must hold numbers in", id="fractions"),
+    pytest.param(lambda: majority_effect(X30, Y30, X30[:5], **MAJ | {"width": -1.0}), ValueError,
+                 "width must be a positive", id="width-majority_effect"),
+    pytest.param(lambda: majority_effect(X30, Y30, X30[:5], **MAJ | {"n_repeats": 0}), ValueError,
+                 "n_repeats must be a positive integer", id="n_repeats"),
+    pytest.param(lambda: majority_effect(X30, Y30, X30[:5], **MAJ | {"n_steps": 1.5}), TypeError,
+                 "n_steps must be a positive integer", id="n_steps-majority_effect"),
+    pytest.param(lambda: majority_effect(X30, Y30, X30[:5], **MAJ | {"learning_rate": 0.0}), ValueError,
+                 "learning_rate must be a positive", id="learning_rate-majority_effect"),
+    pytest.param(lambda: majority_effect(X30, Y30, np.zeros((4, 3)), **MAJ), ValueError,
+                 "X_test must have 2 columns", id="X_test"),
+    # split_paths
+    pytest.param(lambda: split_paths(X30, Y30, **PATHS | {"seeds": []}), ValueError, "seeds must be a non-empty",
+                 id="seeds-empty"),
+    pytest.param(lambda: split_paths(X30, Y30, **PATHS | {"seeds": [0.5]}), ValueError,
+                 "seeds must be a non-empty", id="seeds-float"),
+    pytest.param(lambda: split_paths(X30, Y30, **PATHS | {"n_steps": 25}), ValueError,
+                 "record_every .10. must divide n_steps .25.", id="record_every"),
+    pytest.param(lambda: split_paths(X30, Y30, **PATHS | {"width": 0.0}), ValueError, "width must be a positive",
+                 id="width-split_paths"),
+    pytest.param(lambda: split_paths(X30, Y30, **PATHS | {"n_steps": 0}), ValueError,
+                 "n_steps must be a positive integer", id="n_steps-split_paths"),
+    pytest.param(lambda: split_paths(np.zeros((5, 3)), np.zeros(5), **PATHS), ValueError, "X must have 2 columns",
+                 id="X"),
+    pytest.param(lambda: split_paths(np.zeros((5, 2)), np.arange(5), **PATHS), ValueError,
+                 "y must contain only the labels 0 and 1", id="y-split_paths"),
+    # first_crossing, take_at, percentile_of
+    pytest.param(lambda: first_crossing(np.zeros((2, 0)), 0.0), ValueError, "at least one record",
+                 id="paths-empty"),
+    pytest.param(lambda: first_crossing(np.zeros((2, 2, 2)), 0.0), ValueError, "paths must be a 2-D array",
+                 id="paths-3d"),
+    pytest.param(lambda: first_crossing(np.zeros(3), np.nan), ValueError, "level must be finite", id="level-nan"),
+    pytest.param(lambda: first_crossing(np.zeros(3), "high"), TypeError, "level must be a real number",
+                 id="level-str"),
+    pytest.param(lambda: take_at(np.zeros((3, 4)), np.array([0, 1])), ValueError, "index must hold 3 integers",
+                 id="index-length"),
+    pytest.param(lambda: take_at(np.zeros((3, 4)), np.array([0.0, 1.0, 2.0])), ValueError, "index must hold",
+                 id="index-float"),
+    pytest.param(lambda: take_at(np.zeros((3, 4)), np.array([0, 4, 1])), ValueError, "index must be -1 or in",
+                 id="index-range"),
+    pytest.param(lambda: take_at(np.zeros(3), np.array([0, 0, 0])), ValueError, "paths must have shape",
+                 id="paths-take_at"),
+    pytest.param(lambda: percentile_of(np.nan, [0.0]), ValueError, "value must be finite", id="value-nan"),
+    pytest.param(lambda: percentile_of("-0.44", [0.0]), TypeError, "value must be a real number", id="value-str"),
+    pytest.param(lambda: percentile_of(0.0, [0.0, np.nan]), ValueError, "sample must contain only finite",
+                 id="sample"),
+    # lib.plots.plot_split_band
+    pytest.param(lambda: _plot_band(steps=[0, 10]), ValueError, "paths must have 2 columns", id="paths-plot"),
+    pytest.param(lambda: _plot_band(highlight=2), ValueError, "highlight must index a row", id="highlight"),
+]
+
+
+@pytest.mark.parametrize("call, exc, match", BAD_INPUT)
+def test_rejects_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()

@@ -72,73 +72,47 @@ def test_frozen():
 # ----------------------------------------------------------------------------- bad input
 
 
-def test_not_callable():
-    with pytest.raises(TypeError, match="log_density must be a callable"):
-        laplace_1d(3.0)
-    with pytest.raises(TypeError, match="log_density must be a callable"):
-        log_normaliser_1d("abc", 0, 1)
+G = gaussian_log_density(0.0, 1.0)   # the standard normal log density
 
 
-def test_non_scalar_return():
-    with pytest.raises(ValueError, match="log_density must return a scalar"):
-        laplace_1d(lambda z: np.array([z, z]))
+BAD_INPUT = [
+    pytest.param(lambda: laplace_1d(3.0), TypeError, "log_density must be a callable", id="log_density"),
+    pytest.param(lambda: log_normaliser_1d("abc", 0, 1), TypeError, "log_density must be a callable",
+                 id="log_density-normaliser"),
+    pytest.param(lambda: laplace_1d(lambda z: np.array([z, z])), ValueError, "log_density must return a scalar",
+                 id="log_density-shape"),
+    pytest.param(lambda: laplace_1d(lambda z: z), ValueError, "no finite maximum", id="log_density-linear"),
+    pytest.param(lambda: laplace_1d(lambda z: z**2), ValueError, "no finite maximum", id="log_density-convex"),
+    pytest.param(lambda: laplace_1d(lambda z: 0.0), ValueError, "no finite maximum", id="log_density-constant"),
+    # flat-topped: g = 0 on [-1, 1], so g'' = 0 at any maximiser found there
+    pytest.param(lambda: laplace_1d(lambda z: -max(abs(z) - 1.0, 0.0) ** 2), ValueError, "not strictly concave",
+                 id="log_density-flat"),
+    pytest.param(lambda: laplace_1d(G, bracket=(0.0, 0.0)), ValueError, "two distinct", id="bracket-equal"),
+    pytest.param(lambda: laplace_1d(G, bracket=1.0), TypeError, "bracket must be a pair", id="bracket-scalar"),
+    pytest.param(lambda: laplace_1d(G, bracket=(0.0, 1.0, 2.0)), TypeError, "bracket must be a pair",
+                 id="bracket-triple"),
+    pytest.param(lambda: laplace_1d(G, bracket=(0.0, np.nan)), ValueError, r"bracket\[1\] must be finite",
+                 id="bracket-nan"),
+    pytest.param(lambda: laplace_1d(G, bracket=("a", 1.0)), TypeError, r"bracket\[0\] must be a real number",
+                 id="bracket-str"),
+    *[pytest.param(lambda name=name, value=value: laplace_1d(G, **{name: value}), ValueError, name,
+                   id=f"{name}-{value}")
+      for name in ("step", "xtol") for value in (0.0, -1e-3, np.inf)],
+    pytest.param(lambda: log_normaliser_1d(G, 1.0, 1.0), ValueError, "lower must be less than upper",
+                 id="lower-equal"),
+    pytest.param(lambda: log_normaliser_1d(G, 2.0, 1.0), ValueError, "lower must be less than upper",
+                 id="lower-above"),
+    pytest.param(lambda: log_normaliser_1d(G, -np.inf, 1.0), ValueError, "lower must be finite", id="lower-inf"),
+    pytest.param(lambda: log_normaliser_1d(G, 0.0, 1.0, reference=5.0), ValueError,
+                 "reference must lie strictly between", id="reference-outside"),
+    pytest.param(lambda: log_normaliser_1d(gaussian_log_density(0.0, 1e-4), -50.0, 50.0, reference=40.0),
+                 ValueError, "overflows", id="reference-far"),
+    pytest.param(lambda: log_normaliser_1d(lambda z: -np.inf if z == 0.5 else 0.0, 0.0, 1.0), ValueError,
+                 "finite at reference", id="reference-infinite"),
+]
 
 
-@pytest.mark.parametrize(
-    "bracket, exc, match",
-    [
-        ((0.0, 0.0), ValueError, "two distinct"),
-        (1.0, TypeError, "bracket must be a pair"),
-        ((0.0, 1.0, 2.0), TypeError, "bracket must be a pair"),
-        ((0.0, float("nan")), ValueError, r"bracket\[1\] must be finite"),
-        (("a", 1.0), TypeError, r"bracket\[0\] must be a real number"),
-    ],
-)
-def test_bad_bracket(bracket, exc, match):
+@pytest.mark.parametrize("call, exc, match", BAD_INPUT)
+def test_rejects_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
-        laplace_1d(gaussian_log_density(0.0, 1.0), bracket=bracket)
-
-
-@pytest.mark.parametrize("name", ["step", "xtol"])
-@pytest.mark.parametrize("value", [0.0, -1e-3, float("inf")])
-def test_bad_positive_options(name, value):
-    with pytest.raises(ValueError, match=name):
-        laplace_1d(gaussian_log_density(0.0, 1.0), **{name: value})
-
-
-@pytest.mark.parametrize(
-    "log_density", [lambda z: z, lambda z: z**2, lambda z: 0.0], ids=["linear", "convex", "constant"]
-)
-def test_no_maximum(log_density):
-    with pytest.raises(ValueError, match="no finite maximum"):
-        laplace_1d(log_density)
-
-
-def test_not_strictly_concave():
-    # A flat-topped density: g = 0 on [-1, 1], so g'' = 0 at any maximiser found there.
-    with pytest.raises(ValueError, match="not strictly concave"):
-        laplace_1d(lambda z: -max(abs(z) - 1.0, 0.0) ** 2)
-
-
-@pytest.mark.parametrize(
-    "lower, upper, reference, match",
-    [
-        (1.0, 1.0, None, "lower must be less than upper"),
-        (2.0, 1.0, None, "lower must be less than upper"),
-        (-np.inf, 1.0, None, "lower must be finite"),
-        (0.0, 1.0, 5.0, "reference must lie strictly between"),
-    ],
-)
-def test_log_normaliser_bad_limits(lower, upper, reference, match):
-    with pytest.raises(ValueError, match=match):
-        log_normaliser_1d(gaussian_log_density(0.0, 1.0), lower, upper, reference=reference)
-
-
-def test_log_normaliser_reference_far_from_mode():
-    with pytest.raises(ValueError, match="overflows"):
-        log_normaliser_1d(gaussian_log_density(0.0, 1e-4), -50.0, 50.0, reference=40.0)
-
-
-def test_log_normaliser_infinite_at_reference():
-    with pytest.raises(ValueError, match="finite at reference"):
-        log_normaliser_1d(lambda z: -np.inf if z == 0.5 else 0.0, 0.0, 1.0)
+        call()

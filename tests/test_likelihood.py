@@ -58,21 +58,33 @@ def test_average_log_likelihood_agrees_with_logits(small_problem):
     assert lib.average_log_likelihood_logits(a, y) == pytest.approx(lib.log_likelihood(np.ones(1), a[:, None], y) / y.size)
 
 
-@pytest.mark.parametrize(
-    "call, exc, match",
-    [
-        (lambda: lib.log_likelihood(np.zeros(3), np.ones((4, 2)), np.zeros(4)), ValueError, "w must have length 2"),
-        (lambda: lib.log_likelihood(np.zeros(2), np.ones((4, 2)), np.zeros(3)), ValueError, "y must have length 4"),
-        (lambda: lib.gradient(np.zeros(2), np.ones((4, 2)), np.array([0, 1, 2, 0])), ValueError, "only the labels 0 and 1"),
-        (lambda: lib.hessian(np.zeros(2), np.ones((4, 2)), np.array([0, 1, -1, 0])), ValueError, "only the labels 0 and 1"),
-        (lambda: lib.hessian(np.zeros(2), np.ones((4, 2)), np.zeros((4, 1))), ValueError, "y must be a 1-D array"),
-        (lambda: lib.log_likelihood(np.array([np.nan, 0]), np.ones((4, 2)), np.zeros(4)), ValueError, "w must contain only finite"),
-        (lambda: lib.average_log_likelihood(np.array([0.5, 1.5]), np.array([0, 1])), ValueError, "p must hold probabilities"),
-        (lambda: lib.average_log_likelihood(np.array([0.5, 0.5]), np.array([0, 1, 1])), ValueError, "y must have length 2"),
-        (lambda: lib.average_log_likelihood_logits(np.array(["a"]), np.array([0])), TypeError, "a must be a numeric"),
-        (lambda: lib.log_likelihood(np.zeros(2), np.ones((4, 2)), np.array(["0", "1", "0", "1"])), TypeError, "y must hold numeric"),
-    ],
-)
-def test_likelihood_errors(call, exc, match):
+BAD_INPUT = [
+    pytest.param(lambda: lib.log_likelihood(np.zeros(3), np.ones((4, 2)), np.zeros(4)), ValueError,
+                 "w must have length 2", id="w-length"),
+    pytest.param(lambda: lib.log_likelihood(np.array([np.nan, 0]), np.ones((4, 2)), np.zeros(4)), ValueError,
+                 "w must contain only finite", id="w-nan"),
+    pytest.param(lambda: lib.gradient(np.zeros(2), np.ones(4), np.zeros(4)), ValueError,
+                 "Phi must be a 2-D array", id="Phi"),
+    pytest.param(lambda: lib.log_likelihood(np.zeros(2), np.ones((4, 2)), np.zeros(3)), ValueError,
+                 "y must have length 4", id="y-length"),
+    pytest.param(lambda: lib.gradient(np.zeros(2), np.ones((4, 2)), np.array([0, 1, 2, 0])), ValueError,
+                 "only the labels 0 and 1", id="y-labels"),
+    pytest.param(lambda: lib.hessian(np.zeros(2), np.ones((4, 2)), np.array([0, 1, -1, 0])), ValueError,
+                 "only the labels 0 and 1", id="y-negative"),
+    pytest.param(lambda: lib.hessian(np.zeros(2), np.ones((4, 2)), np.zeros((4, 1))), ValueError,
+                 "y must be a 1-D array", id="y-shape"),
+    pytest.param(lambda: lib.log_likelihood(np.zeros(2), np.ones((4, 2)), np.array(["0", "1", "0", "1"])), TypeError,
+                 "y must hold numeric", id="y-dtype"),
+    pytest.param(lambda: lib.average_log_likelihood(np.array([0.5, 1.5]), np.array([0, 1])), ValueError,
+                 "p must hold probabilities", id="p"),
+    pytest.param(lambda: lib.average_log_likelihood(np.array([0.5, 0.5]), np.array([0, 1, 1])), ValueError,
+                 "y must have length 2", id="y-average"),
+    pytest.param(lambda: lib.average_log_likelihood_logits(np.array(["a"]), np.array([0])), TypeError,
+                 "a must be a numeric", id="a"),
+]
+
+
+@pytest.mark.parametrize("call, exc, match", BAD_INPUT)
+def test_rejects_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
         call()

@@ -46,23 +46,33 @@ def test_callback_sees_every_record(small_problem):
     # the weights passed at record k give the recorded average log-likelihood
     for (k, w), ll in zip(seen, r.train_ll):
         assert lib.log_likelihood(w, d["Phi"], d["y"]) / d["y"].size == pytest.approx(ll)
-    with pytest.raises(TypeError, match="callback must be callable"):
-        lib.fit_ml(d["Phi"], d["y"], learning_rate=0.01, n_steps=2, callback=3)
 
 
-@pytest.mark.parametrize(
-    "kwargs, exc, match",
-    [
-        ({"learning_rate": 0.0, "n_steps": 5}, ValueError, "learning_rate must be a positive"),
-        ({"learning_rate": 0.1, "n_steps": 0}, ValueError, "n_steps must be a positive integer"),
-        ({"learning_rate": 0.1, "n_steps": 2.5}, TypeError, "n_steps must be a positive integer"),
-        ({"learning_rate": 0.1, "n_steps": 5, "batch_size": 1000}, ValueError, "batch_size must be at most"),
-        ({"learning_rate": 0.1, "n_steps": 5, "Phi_test": np.ones((2, 41))}, ValueError, "given together"),
-        ({"learning_rate": 0.1, "n_steps": 5, "Phi_test": np.ones((2, 3)), "y_test": np.zeros(2)}, ValueError,
-         "Phi_test must have 41 columns"),
-        ({"learning_rate": 0.1, "n_steps": 5, "w0": np.zeros(2)}, ValueError, "w0 must have length 41"),
-    ],
-)
-def test_fit_ml_errors(small_problem, kwargs, exc, match):
+BAD_INPUT = [
+    pytest.param({"learning_rate": 0.0, "n_steps": 5}, ValueError, "learning_rate must be a positive",
+                 id="learning_rate"),
+    pytest.param({"learning_rate": 0.1, "n_steps": 0}, ValueError, "n_steps must be a positive integer",
+                 id="n_steps-zero"),
+    pytest.param({"learning_rate": 0.1, "n_steps": 2.5}, TypeError, "n_steps must be a positive integer",
+                 id="n_steps-float"),
+    pytest.param({"learning_rate": 0.1, "n_steps": 5, "batch_size": 1000}, ValueError,
+                 "batch_size must be at most the number of rows .60.", id="batch_size"),
+    pytest.param({"learning_rate": 0.1, "n_steps": 5, "record_every": 0}, ValueError,
+                 "record_every must be a positive integer", id="record_every"),
+    pytest.param({"learning_rate": 0.1, "n_steps": 5, "tol": -1.0}, ValueError, "tol must be a positive",
+                 id="tol"),
+    pytest.param({"learning_rate": 0.1, "n_steps": 5, "Phi_test": np.ones((2, 41))}, ValueError,
+                 "given together", id="y_test"),
+    pytest.param({"learning_rate": 0.1, "n_steps": 5, "Phi_test": np.ones((2, 3)), "y_test": np.zeros(2)},
+                 ValueError, "Phi_test must have 41 columns", id="Phi_test"),
+    pytest.param({"learning_rate": 0.1, "n_steps": 5, "w0": np.zeros(2)}, ValueError, "w0 must have length 41",
+                 id="w0"),
+    pytest.param({"learning_rate": 0.1, "n_steps": 5, "callback": 3}, TypeError, "callback must be callable",
+                 id="callback"),
+]
+
+
+@pytest.mark.parametrize("kwargs, exc, match", BAD_INPUT)
+def test_rejects_bad_input(small_problem, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         lib.fit_ml(small_problem["Phi"], small_problem["y"], **kwargs)

@@ -15,7 +15,7 @@ def _exact(mu, var):
     return integrate.quad(f, mu - 20 * sd, mu + 20 * sd, epsabs=1e-13, epsrel=1e-12, limit=200)[0]
 
 
-def test_gauss_hermite_reference_matches_quad():
+def test_trapezoid_reference_matches_adaptive_quadrature():
     mus = np.array([-3.0, 0.0, 0.5, 4.0, -1.0, 2.0, 0.0])
     vars_ = np.array([0.1, 1.0, 10.0, 50.0, 100.0, 1e4, 0.0])
     exact = np.array([_exact(m, v) for m, v in zip(mus, vars_)])
@@ -51,18 +51,33 @@ def test_activation_moments(small_problem):
     np.testing.assert_array_equal(p > 0.5, p_map > 0.5)
 
 
-def test_predictive_errors(small_problem):
-    post = lib.fit_laplace(small_problem["Phi"], small_problem["y"], 1.0)
-    with pytest.raises(ValueError, match="Phi must have 41 columns"):
-        lib.predictive_proba(post, np.ones((3, 5)))
-    with pytest.raises(TypeError, match="posterior must be a LaplacePosterior"):
-        lib.map_proba({"w_map": 1}, np.ones((3, 41)))
-    with pytest.raises(ValueError, match="var must be non-negative"):
-        probit_logits(np.zeros(2), np.array([1.0, -1.0]))
-    with pytest.raises(ValueError, match="var must have length 2"):
-        lib.probit_approximation(np.zeros(2), np.ones(3))
-    with pytest.raises(ValueError, match="var must be non-negative"):
-        lib.logistic_gaussian_expectation(np.zeros(1), -np.ones(1))
+def _post():
+    X, y = np.array([[0.0], [1.0], [2.0]]), np.array([0.0, 1.0, 1.0])
+    return lib.fit_laplace(lib.linear_features(X), y, 1.0)
+
+
+BAD_INPUT = [
+    pytest.param(lambda: lib.predictive_proba(_post(), np.ones((3, 5))), ValueError, "Phi must have 2 columns",
+                 id="Phi"),
+    pytest.param(lambda: lib.activation_moments(_post(), np.ones(2)), ValueError, "Phi must be a 2-D array",
+                 id="Phi-shape"),
+    pytest.param(lambda: lib.map_proba({"w_map": 1}, np.ones((3, 2))), TypeError,
+                 "posterior must be a LaplacePosterior", id="posterior"),
+    pytest.param(lambda: probit_logits(np.zeros(2), np.array([1.0, -1.0])), ValueError, "var must be non-negative",
+                 id="var-negative"),
+    pytest.param(lambda: lib.probit_approximation(np.zeros(2), np.ones(3)), ValueError, "var must have length 2",
+                 id="var-length"),
+    pytest.param(lambda: lib.logistic_gaussian_expectation(np.zeros(1), -np.ones(1)), ValueError,
+                 "var must be non-negative", id="var-expectation"),
+    pytest.param(lambda: lib.probit_approximation(np.array([np.nan]), np.ones(1)), ValueError,
+                 "mu must contain only finite", id="mu"),
+]
+
+
+@pytest.mark.parametrize("call, exc, match", BAD_INPUT)
+def test_rejects_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
 
 
 def test_probit_scale_matches_the_slopes_at_the_origin():

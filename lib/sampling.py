@@ -1,0 +1,591 @@
+"""Ground truth for the approximations: the exact posterior by sampling and by quadrature (book
+chapter "How good are the approximations?").
+
+The exact posterior of the weights is ``p(w | y) = f(w) / Z`` with the unnormalised density::
+
+    f(w) = p(y | w) N(w | 0, s2 I),        log f(w) = Psi(w) - (M/2) log(2 pi s2),
+
+``Psi(w) = L(w) - w.w / (2 s2)`` the book's log posterior and ``Z`` the evidence. This module
+gives three independent handles on it, and the functions that compare them with the Laplace
+approximation ``q(w) = N(w | w_MAP, A^{-1})`` (:class:`lib.laplace.LaplacePosterior`):
+
+* :func:`sample_posterior`: the No-U-Turn sampler (NUTS) of NumPyro on ``Psi``, optionally
+  preconditioned by the Laplace fit: it samples ``z`` with ``w = w_MAP + L^{-T} z``, ``A = L L^T``.
+  The map is affine, so its Jacobian is constant and the target stays the exact posterior; only
+  the geometry the sampler sees changes (a Gaussian posterior becomes ``N(0, I)``). Diagnostics:
+  split R-hat, effective sample size (ESS), divergences, leapfrog steps.
+* :func:`quadrature_posterior`: tensor Gauss-Hermite quadrature in the same whitened
+  coordinates, for ``M <= 3`` weights: ``log Z``, moments, ``KL(p || q)`` and the predictive,
+  to many digits.
+* :func:`importance_log_evidence`: ``log Z`` by importance sampling from a multivariate t around
+  the Laplace fit, with its standard error and the weights' effective sample size.
+
+Comparisons: :func:`sample_moments` (means, standard deviations, skewness and their Monte Carlo
+standard errors, MCSE), :func:`laplace_moments`, :func:`mc_predictive` (the Monte Carlo
+predictive ``E_p[sigma(phi.w)]`` with its MCSE).
+
+Importing this module turns on JAX's 64-bit mode (``jax_enable_x64``): the sampler then works in
+double precision, like the rest of :mod:`lib`. JAX on the CPU with fixed PRNG keys repeats its
+draws exactly on one machine; on another, late digits may differ and a chain can take another
+path, so sampled figures agree across machines only to within their MCSE.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import solve_triangular
+from scipy.special import expit, gammaln, logsumexp
+
+from .laplace import LaplacePosterior
+
+try:  # the sampler's framework; the quadrature and importance sampling need only NumPy
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)
+except ImportError:  # pragma: no cover - jax is pinned in requirements.lock
+    jax = None
+
+
+# --------------------------------------------------------------------------- input checks
+
+
+def _matrix(value, name: str, n_cols: int | None = None) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.ndim != 2 or arr.shape[0] == 0:
+        raise ValueError(f"{name} must be a non-empty 2-D array, got shape {arr.shape}")
+    if n_cols is not None and arr.shape[1] != n_cols:
+        raise ValueError(f"{name} must have {n_cols} columns, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values")
+    return arr
+
+
+def _labels(value, n: int) -> np.ndarray:
+    arr = np.asarray(value)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"y must be a 1-D array of length {n}, got shape {arr.shape}")
+    if not np.all((arr == 0) | (arr == 1)):
+        raise ValueError("y must hold labels 0 and 1 only")
+    return arr.astype(float)
+
+
+def _positive(value, name: str) -> float:
+    value = float(value)
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {value}")
+    return value
+
+
+def _count(value, name: str, minimum: int = 1) -> int:
+    if isinstance(value, bool) or int(value) != value or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def _problem(Phi, y, s2):
+    Phi = _matrix(Phi, "Phi")
+    return Phi, _labels(y, Phi.shape[0]), _positive(s2, "s2")
+
+
+def _laplace(posterior, M: int) -> LaplacePosterior:
+    if not isinstance(posterior, LaplacePosterior):
+        raise TypeError(f"posterior must be a LaplacePosterior, got {type(posterior).__name__}")
+    if posterior.n_weights != M:
+        raise ValueError(f"posterior has {posterior.n_weights} weights, Phi has {M} columns")
+    return posterior
+
+
+def _draws(draws) -> np.ndarray:
+    draws = np.asarray(draws, dtype=float)
+    if draws.ndim != 3 or min(draws.shape) == 0:
+        raise ValueError(
+            f"draws must have shape (chains, draws, M), got shape {draws.shape}"
+        )
+    if draws.shape[1] < 4:
+        raise ValueError(f"draws must hold at least 4 draws per chain, got {draws.shape[1]}")
+    if not np.all(np.isfinite(draws)):
+        raise ValueError("draws must contain only finite values")
+    return draws
+
+
+# --------------------------------------------------------------------------- the density
+
+
+def log_joint(W, Phi, y, s2) -> np.ndarray:
+    """``log f(w) = L(w) + log N(w | 0, s2 I)`` for a batch of weight vectors (NumPy).
+
+    Parameters
+    ----------
+    W : array_like, shape (S, M)
+        Weight vectors, one per row.
+    Phi : array_like, shape (N, M)
+    y : array_like, shape (N,)
+        Labels 0/1.
+    s2 : float
+        Prior variance.
+
+    Returns
+    -------
+    ndarray, shape (S,)
+        ``Psi(w) - (M/2) log(2 pi s2)``; ``Z`` is its integral over ``w``.
+    """
+    Phi, y, s2 = _problem(Phi, y, s2)
+    W = _matrix(W, "W", n_cols=Phi.shape[1])
+    return _log_joint(W, Phi, 2.0 * y - 1.0, s2)
+
+
+def _log_joint(W, Phi, sign, s2, chunk: int = 2048):
+    M = Phi.shape[1]
+    out = np.empty(W.shape[0])
+    for i in range(0, W.shape[0], chunk):
+        Wc = W[i : i + chunk]
+        a = Wc @ Phi.T                                          # (S, N) activations
+        out[i : i + chunk] = -np.logaddexp(0.0, -a * sign).sum(axis=1)
+        out[i : i + chunk] -= np.einsum("sm,sm->s", Wc, Wc) / (2.0 * s2)
+    return out - 0.5 * M * np.log(2.0 * np.pi * s2)
+
+
+def log_posterior_fn(Phi, y, s2):
+    """The log posterior ``Psi(w) = L(w) - w.w / (2 s2)`` as a JAX function of ``w``.
+
+    The model density in the sampler's framework: JAX traces, differentiates and compiles it.
+
+    Parameters
+    ----------
+    Phi : array_like, shape (N, M)
+    y : array_like, shape (N,)
+        Labels 0/1.
+    s2 : float
+        Prior variance.
+
+    Returns
+    -------
+    callable
+        ``psi(w)``, ``w`` a JAX or NumPy array of shape (M,), returns a scalar JAX array.
+    """
+    Phi, y, s2 = _problem(Phi, y, s2)
+    P, sign = jnp.asarray(Phi), jnp.asarray(2.0 * y - 1.0)
+
+    def psi(w):
+        return -jnp.sum(jnp.logaddexp(0.0, -sign * (P @ w))) - w @ w / (2.0 * s2)
+
+    return psi
+
+
+# --------------------------------------------------------------------------- NUTS
+
+
+@dataclass(frozen=True)
+class PosteriorSamples:
+    """Draws of the weights from NUTS, with the sampler's own record.
+
+    Attributes
+    ----------
+    draws : ndarray, shape (chains, draws, M)
+        Weight vectors after warm-up.
+    diverging : ndarray of bool, shape (chains, draws)
+        Transitions NUTS flagged as divergent.
+    num_steps : ndarray of int, shape (chains, draws)
+        Leapfrog steps (gradient evaluations) per draw.
+    step_size : ndarray, shape (chains,)
+        Adapted step sizes.
+    preconditioned : bool
+        Whether the sampler ran in the Laplace-whitened coordinates.
+    seconds : float
+        Wall time of warm-up and sampling, compilation included (machine-dependent).
+    """
+
+    draws: np.ndarray
+    diverging: np.ndarray
+    num_steps: np.ndarray
+    step_size: np.ndarray
+    preconditioned: bool
+    seconds: float
+
+    @property
+    def n_chains(self) -> int:
+        return self.draws.shape[0]
+
+    @property
+    def n_draws(self) -> int:
+        """Draws per chain."""
+        return self.draws.shape[1]
+
+    @property
+    def flat(self) -> np.ndarray:
+        """All draws, chains concatenated, shape (chains * draws, M)."""
+        return self.draws.reshape(-1, self.draws.shape[-1])
+
+    def diagnostics(self) -> dict[str, float]:
+        """Largest split R-hat, smallest ESS (over weights), divergences, mean leapfrog steps."""
+        m = sample_moments(self.draws)
+        return {
+            "max R-hat": float(m["r_hat"].max()),
+            "min ESS": float(m["ess"].min()),
+            "divergences": int(self.diverging.sum()),
+            "steps per draw": float(self.num_steps.mean()),
+        }
+
+
+def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
+                     num_draws: int = 500, num_chains: int = 2, seed: int = 0,
+                     target_accept: float = 0.8, init_scale: float = 2.0) -> PosteriorSamples:
+    """Draw from the exact posterior ``p(w | y) ∝ exp(Psi(w))`` with NumPyro's NUTS.
+
+    Chains run one after the other on the CPU, from starting points drawn at random (an
+    over-dispersed ``N(0, init_scale^2 I)`` in the sampler's coordinates, centred on the MAP when
+    preconditioned), with step size and diagonal mass matrix adapted during warm-up.
+
+    Parameters
+    ----------
+    Phi : array_like, shape (N, M)
+    y : array_like, shape (N,)
+        Labels 0/1.
+    s2 : float
+        Prior variance.
+    precondition : LaplacePosterior, optional
+        Sample ``z`` with ``w = w_MAP + L^{-T} z`` (exact: an affine change of variables).
+    num_warmup, num_draws, num_chains : int
+        Warm-up iterations and kept draws per chain, and the number of chains (>= 2 for R-hat).
+    seed : int
+        Seed of the JAX PRNG key.
+    target_accept : float
+        NUTS's target acceptance probability, in (0, 1).
+    init_scale : float
+        Standard deviation of the random starting points.
+
+    Returns
+    -------
+    PosteriorSamples
+    """
+    from numpyro.infer import MCMC, NUTS
+
+    Phi, y, s2 = _problem(Phi, y, s2)
+    M = Phi.shape[1]
+    num_warmup = _count(num_warmup, "num_warmup")
+    num_draws = _count(num_draws, "num_draws", minimum=4)
+    num_chains = _count(num_chains, "num_chains", minimum=2)
+    seed = _count(seed, "seed", minimum=0)
+    if not 0.0 < float(target_accept) < 1.0:
+        raise ValueError(f"target_accept must be in (0, 1), got {target_accept}")
+    init_scale = _positive(init_scale, "init_scale")
+
+    psi = log_posterior_fn(Phi, y, s2)
+    if precondition is None:
+        shift, T = np.zeros(M), np.eye(M)
+    else:
+        post = _laplace(precondition, M)
+        shift = post.w_map
+        T = solve_triangular(post.chol, np.eye(M), lower=True).T    # L^{-T}
+    shift_j, T_j = jnp.asarray(shift), jnp.asarray(T)
+
+    def potential(z):
+        return -psi(shift_j + T_j @ z)
+
+    key_init, key_run = jax.random.split(jax.random.PRNGKey(seed))
+    z0 = init_scale * jax.random.normal(key_init, (num_chains, M), dtype=jnp.float64)
+    mcmc = MCMC(NUTS(potential_fn=potential, target_accept_prob=float(target_accept)),
+                num_warmup=num_warmup, num_samples=num_draws, num_chains=num_chains,
+                chain_method="sequential", progress_bar=False)
+    start = time.perf_counter()
+    mcmc.run(key_run, init_params=z0, extra_fields=("diverging", "num_steps", "adapt_state.step_size"))
+    z = np.asarray(mcmc.get_samples(group_by_chain=True))            # (C, S, M)
+    seconds = time.perf_counter() - start
+    extra = mcmc.get_extra_fields(group_by_chain=True)
+    return PosteriorSamples(
+        draws=shift + z @ T.T,
+        diverging=np.asarray(extra["diverging"], dtype=bool),
+        num_steps=np.asarray(extra["num_steps"], dtype=int),
+        step_size=np.asarray(extra["adapt_state.step_size"])[:, -1],
+        preconditioned=precondition is not None,
+        seconds=seconds,
+    )
+
+
+# --------------------------------------------------------------------------- moments
+
+
+def _ess(x: np.ndarray) -> np.ndarray:
+    from numpyro.diagnostics import effective_sample_size
+
+    return np.asarray(effective_sample_size(x))
+
+
+def sample_moments(draws) -> dict[str, np.ndarray]:
+    """Per-weight moments of MCMC draws with their Monte Carlo standard errors.
+
+    Parameters
+    ----------
+    draws : array_like, shape (chains, draws, M)
+
+    Returns
+    -------
+    dict of ndarray, each shape (M,)
+        ``mean``, ``sd``, ``skew`` (standardised third central moment), ``ess`` (effective
+        sample size of the weight, NumPyro's estimator, as in Stan), ``r_hat`` (split R-hat),
+        ``mcse_mean = sd / sqrt(ess)`` and ``mcse_sd``, the MCSE of ``sd`` from the ESS of the
+        squared deviations (delta method).
+    """
+    from numpyro.diagnostics import split_gelman_rubin
+
+    draws = _draws(draws)
+    flat = draws.reshape(-1, draws.shape[-1])
+    mean = flat.mean(axis=0)
+    dev = draws - mean
+    var = (dev**2).reshape(flat.shape).mean(axis=0)
+    sd = np.sqrt(var)
+    skew = (dev**3).reshape(flat.shape).mean(axis=0) / sd**3
+    ess = _ess(draws)
+    ess_sq = _ess(dev**2)
+    var_sq = (dev**2).reshape(flat.shape).var(axis=0)
+    mcse_var = np.sqrt(var_sq / ess_sq)
+    return {
+        "mean": mean,
+        "sd": sd,
+        "skew": skew,
+        "ess": ess,
+        "r_hat": np.asarray(split_gelman_rubin(draws)),
+        "mcse_mean": sd / np.sqrt(ess),
+        "mcse_sd": mcse_var / (2.0 * sd),
+    }
+
+
+def laplace_moments(posterior: LaplacePosterior) -> dict[str, np.ndarray]:
+    """Means and standard deviations of the Laplace Gaussian ``N(w_MAP, A^{-1})``.
+
+    Parameters
+    ----------
+    posterior : LaplacePosterior
+
+    Returns
+    -------
+    dict of ndarray, each shape (M,)
+        ``mean`` (``w_MAP``) and ``sd`` (square roots of the diagonal of ``A^{-1}``, from
+        ``L^{-1}``: ``(A^{-1})_ii = sum_k (L^{-1})_ki^2``).
+    """
+    if not isinstance(posterior, LaplacePosterior):
+        raise TypeError(f"posterior must be a LaplacePosterior, got {type(posterior).__name__}")
+    Linv = solve_triangular(posterior.chol, np.eye(posterior.n_weights), lower=True)
+    return {"mean": posterior.w_map.copy(), "sd": np.sqrt(np.sum(Linv**2, axis=0))}
+
+
+# --------------------------------------------------------------------------- predictive
+
+
+def mc_predictive(draws, Phi, *, chunk: int = 512) -> tuple[np.ndarray, np.ndarray]:
+    """Monte Carlo predictive ``P(y=1 | phi) = E_p[sigma(phi.w)]`` from MCMC draws, with its MCSE.
+
+    Parameters
+    ----------
+    draws : array_like, shape (chains, draws, M)
+    Phi : array_like, shape (K, M)
+        Designs of the inputs to predict at.
+    chunk : int
+        Inputs per block (memory: ``chunk * chains * draws`` floats).
+
+    Returns
+    -------
+    p : ndarray, shape (K,)
+        Average of ``sigma(phi_k.w)`` over the draws.
+    mcse : ndarray, shape (K,)
+        Its Monte Carlo standard error, ``sd / sqrt(ESS)`` with the ESS of ``sigma(phi_k.w)``.
+    """
+    draws = _draws(draws)
+    C, S, M = draws.shape
+    Phi = _matrix(Phi, "Phi", n_cols=M)
+    chunk = _count(chunk, "chunk")
+    p, mcse = np.empty(Phi.shape[0]), np.empty(Phi.shape[0])
+    for i in range(0, Phi.shape[0], chunk):
+        s = expit(draws @ Phi[i : i + chunk].T)                   # (C, S, k)
+        p[i : i + chunk] = s.mean(axis=(0, 1))
+        sd = s.reshape(C * S, -1).std(axis=0)
+        ess = _ess(s)
+        mcse[i : i + chunk] = np.where(sd > 0, sd / np.sqrt(np.maximum(ess, 1.0)), 0.0)
+    return p, mcse
+
+
+# --------------------------------------------------------------------------- quadrature
+
+
+@dataclass(frozen=True)
+class QuadraturePosterior:
+    """The exact posterior on a tensor Gauss-Hermite grid (``M <= 3`` weights).
+
+    Attributes
+    ----------
+    nodes : ndarray, shape (K, M)
+        Weight vectors of the grid, ``w = w_MAP + L^{-T} z``.
+    weights : ndarray, shape (K,)
+        Posterior probabilities of the nodes (sum to 1).
+    log_z : float
+        ``log Z``.
+    kl_laplace : float
+        ``KL(p || q)``, ``q`` the Laplace Gaussian, in nats.
+    """
+
+    nodes: np.ndarray
+    weights: np.ndarray
+    log_z: float
+    kl_laplace: float
+
+    @property
+    def mean(self) -> np.ndarray:
+        """Posterior mean, shape (M,)."""
+        return self.weights @ self.nodes
+
+    @property
+    def cov(self) -> np.ndarray:
+        """Posterior covariance, shape (M, M)."""
+        d = self.nodes - self.mean
+        return (d.T * self.weights) @ d
+
+    @property
+    def sd(self) -> np.ndarray:
+        """Posterior standard deviations, shape (M,)."""
+        return np.sqrt(np.diag(self.cov))
+
+    @property
+    def skew(self) -> np.ndarray:
+        """Standardised third central moments of the marginals, shape (M,)."""
+        d = self.nodes - self.mean
+        return (self.weights @ d**3) / self.sd**3
+
+    def predictive(self, Phi) -> np.ndarray:
+        """``E_p[sigma(phi.w)]`` at each row of ``Phi`` (shape (K*, M)), shape (K*,)."""
+        Phi = _matrix(Phi, "Phi", n_cols=self.nodes.shape[1])
+        return expit(Phi @ self.nodes.T) @ self.weights
+
+
+def quadrature_posterior(Phi, y, s2, posterior: LaplacePosterior, *,
+                         n_nodes: int = 40) -> QuadraturePosterior:
+    """The exact posterior by tensor Gauss-Hermite quadrature in Laplace-whitened coordinates.
+
+    With ``w = w_MAP + L^{-T} z`` (``A = L L^T``), ``Z = |L|^{-1} int f(w(z)) dz``, and
+    ``f(w(z)) = exp(h(z)) exp(-|z|^2 / 2)`` with ``h`` smooth (constant if the posterior were
+    the Laplace Gaussian). Gauss-Hermite nodes ``z_i`` and weights ``omega_i`` for the weight
+    ``exp(-z^2/2)``, ``n_nodes`` per axis, give ``Z ~= |L|^{-1} sum_i omega_i exp(h(z_i))`` and
+    the posterior as point masses ``∝ omega_i exp(h(z_i))`` at ``w(z_i)``.
+
+    Parameters
+    ----------
+    Phi : array_like, shape (N, M), M <= 3
+    y : array_like, shape (N,)
+        Labels 0/1.
+    s2 : float
+        Prior variance.
+    posterior : LaplacePosterior
+        The Laplace fit of the same problem (the grid's centre and scales).
+    n_nodes : int
+        Nodes per axis (``n_nodes ** M`` in all).
+
+    Returns
+    -------
+    QuadraturePosterior
+    """
+    Phi, y, s2 = _problem(Phi, y, s2)
+    M = Phi.shape[1]
+    if M > 3:
+        raise ValueError(f"quadrature_posterior needs M <= 3 weights (n_nodes**M nodes), got M = {M}")
+    post = _laplace(posterior, M)
+    n_nodes = _count(n_nodes, "n_nodes", minimum=2)
+    z1, om1 = np.polynomial.hermite_e.hermegauss(n_nodes)        # weight exp(-z^2/2)
+    Z = np.stack(np.meshgrid(*([z1] * M), indexing="ij"), axis=-1).reshape(-1, M)
+    log_om = np.sum(np.log(np.stack(np.meshgrid(*([om1] * M), indexing="ij"), -1)), -1).ravel()
+    T = solve_triangular(post.chol, np.eye(M), lower=True).T      # L^{-T}
+    W = post.w_map + Z @ T.T
+    h = _log_joint(W, Phi, 2.0 * y - 1.0, s2) + 0.5 * np.sum(Z**2, axis=1)
+    log_mass = h + log_om
+    log_zz = logsumexp(log_mass)                                  # log int f(w(z)) dz
+    weights = np.exp(log_mass - log_zz)
+    log_det_L = 0.5 * post.log_det_precision
+    # log p(z) - log q(z) = h(z) - log_zz + (M/2) log(2 pi), q(z) = N(0, I)
+    kl = float(weights @ (h - log_zz) + 0.5 * M * np.log(2.0 * np.pi))
+    return QuadraturePosterior(nodes=W, weights=weights, log_z=float(log_zz - log_det_L),
+                               kl_laplace=kl)
+
+
+# --------------------------------------------------------------------------- evidence
+
+
+@dataclass(frozen=True)
+class ImportanceEstimate:
+    """An importance-sampling estimate of the log evidence.
+
+    Attributes
+    ----------
+    log_z : float
+        ``log Z^ = log mean_i exp(log f(w_i) - log t(w_i))``.
+    se : float
+        Its standard error (delta method: the relative standard error of ``Z^``).
+    ess : float
+        Effective sample size of the weights, ``(sum r_i)^2 / sum r_i^2``.
+    n_draws : int
+        Proposal draws.
+    max_weight : float
+        The largest normalised weight (near 1: one draw carries the estimate).
+    """
+
+    log_z: float
+    se: float
+    ess: float
+    n_draws: int
+    max_weight: float
+
+
+def importance_log_evidence(Phi, y, s2, posterior: LaplacePosterior, *, n_draws: int = 20_000,
+                            df: float = 5.0, seed: int = 0) -> ImportanceEstimate:
+    """``log Z`` by importance sampling from a multivariate t around the Laplace fit.
+
+    The proposal is ``t_df(w_MAP, A^{-1})``: ``w = w_MAP + L^{-T} u / sqrt(g / df)``,
+    ``u ~ N(0, I)``, ``g ~ chi^2_df``, with log density
+    ``log Gamma((df+M)/2) - log Gamma(df/2) - (M/2) log(df pi) + log|L|
+    - ((df+M)/2) log(1 + |L^T (w - w_MAP)|^2 / df)``. Its tails are heavier than the
+    posterior's, so the weights ``r_i = f(w_i) / t(w_i)`` have finite variance; the estimate is
+    unbiased for ``Z``. It is reliable only while the ESS of the weights is a good fraction of
+    ``n_draws``; in many dimensions it collapses (a few draws carry all the weight) and the
+    standard error itself is then unreliable.
+
+    Parameters
+    ----------
+    Phi : array_like, shape (N, M)
+    y : array_like, shape (N,)
+        Labels 0/1.
+    s2 : float
+        Prior variance.
+    posterior : LaplacePosterior
+        The Laplace fit (the proposal's centre and scale).
+    n_draws : int
+        Proposal draws.
+    df : float
+        Degrees of freedom of the t (> 0; small is heavy-tailed).
+    seed : int
+        Seed of NumPy's generator.
+
+    Returns
+    -------
+    ImportanceEstimate
+    """
+    Phi, y, s2 = _problem(Phi, y, s2)
+    M = Phi.shape[1]
+    post = _laplace(posterior, M)
+    n_draws = _count(n_draws, "n_draws", minimum=2)
+    df = _positive(df, "df")
+    rng = np.random.default_rng(_count(seed, "seed", minimum=0))
+    u = rng.standard_normal((n_draws, M))
+    g = rng.chisquare(df, n_draws)
+    x = u / np.sqrt(g / df)[:, None]                              # standard t draws
+    T = solve_triangular(post.chol, np.eye(M), lower=True).T      # L^{-T}
+    W = post.w_map + x @ T.T
+    log_t = (gammaln(0.5 * (df + M)) - gammaln(0.5 * df) - 0.5 * M * np.log(df * np.pi)
+             + 0.5 * post.log_det_precision
+             - 0.5 * (df + M) * np.log1p(np.sum(x**2, axis=1) / df))
+    log_r = _log_joint(W, Phi, 2.0 * y - 1.0, s2) - log_t
+    log_sum = logsumexp(log_r)
+    r = np.exp(log_r - log_sum)                                   # normalised weights
+    rel_se = np.sqrt(n_draws / (n_draws - 1) * np.sum((r - 1.0 / n_draws) ** 2))
+    return ImportanceEstimate(log_z=float(log_sum - np.log(n_draws)), se=float(rel_se),
+                              ess=float(1.0 / np.sum(r**2)), n_draws=n_draws,
+                              max_weight=float(r.max()))

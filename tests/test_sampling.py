@@ -1,0 +1,181 @@
+"""lib.sampling against known answers: quadrature in 1-D and 2-D, Gaussian draws, tiny NUTS runs."""
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.special import expit, logsumexp
+
+import lib
+from lib import sampling
+
+
+def _problem(n: int, m: int, seed: int = 0):
+    """Design with ``m`` columns (the last a bias) on ``n`` points, and labels from a logistic model."""
+    rng = np.random.default_rng(seed)
+    Phi = np.ones((n, m))
+    Phi[:, :-1] = rng.normal(size=(n, m - 1))
+    y = (rng.random(n) < expit(Phi @ np.linspace(1.5, -0.5, m))).astype(float)
+    return Phi, y
+
+
+def _f(w, Phi, y, s2):
+    """Unnormalised posterior f(w) = p(y | w) N(w | 0, s2 I) at one weight vector."""
+    return np.exp(sampling.log_joint(np.atleast_2d(w), Phi, y, s2)[0])
+
+
+@pytest.fixture(scope="module")
+def one_d():
+    Phi, y = _problem(8, 1, seed=3)
+    Phi = Phi + np.linspace(-1.0, 1.0, 8)[:, None]           # one informative column
+    s2 = 2.0
+    return Phi, y, s2, lib.fit_laplace(Phi, y, s2)
+
+
+@pytest.fixture(scope="module")
+def two_d():
+    Phi, y = _problem(12, 2, seed=4)
+    s2 = 1.5
+    return Phi, y, s2, lib.fit_laplace(Phi, y, s2)
+
+
+def test_log_joint_is_psi_minus_the_prior_constant(two_d):
+    Phi, y, s2, post = two_d
+    W = np.random.default_rng(0).normal(size=(5, 2))
+    psi = np.array([lib.laplace.log_posterior(w, Phi, y, s2) for w in W])
+    np.testing.assert_allclose(sampling.log_joint(W, Phi, y, s2),
+                               psi - np.log(2 * np.pi * s2), rtol=1e-13)
+
+
+def test_jax_log_posterior_and_its_gradient(two_d):
+    import jax
+
+    Phi, y, s2, post = two_d
+    psi = sampling.log_posterior_fn(Phi, y, s2)
+    w = np.array([0.3, -0.7])
+    assert float(psi(w)) == pytest.approx(lib.laplace.log_posterior(w, Phi, y, s2), rel=1e-13)
+    grad = np.asarray(jax.grad(psi)(w))
+    np.testing.assert_allclose(grad, lib.gradient(w, Phi, y) - w / s2, rtol=1e-12)
+
+
+def test_quadrature_matches_adaptive_quadrature_in_1d(one_d):
+    Phi, y, s2, post = one_d
+    q = sampling.quadrature_posterior(Phi, y, s2, post, n_nodes=60)
+    f = lambda w: _f([w], Phi, y, s2)
+    lo, hi = post.w_map[0] - 15, post.w_map[0] + 15
+    Z = integrate.quad(f, lo, hi, epsabs=0, epsrel=1e-12, limit=200)[0]
+    mean = integrate.quad(lambda w: w * f(w), lo, hi, epsabs=0, epsrel=1e-12, limit=200)[0] / Z
+    var = integrate.quad(lambda w: (w - mean) ** 2 * f(w), lo, hi, epsrel=1e-12, limit=200)[0] / Z
+    assert q.log_z == pytest.approx(np.log(Z), abs=1e-10)
+    assert q.mean[0] == pytest.approx(mean, abs=1e-10)
+    assert q.sd[0] == pytest.approx(np.sqrt(var), abs=1e-10)
+    # KL(p || q) with q the Laplace Gaussian
+    sd_q = 1.0 / post.chol[0, 0]
+    logq = lambda w: -0.5 * ((w - post.w_map[0]) / sd_q) ** 2 - np.log(sd_q * np.sqrt(2 * np.pi))
+    kl = integrate.quad(lambda w: f(w) / Z * (np.log(f(w) / Z) - logq(w)), lo, hi,
+                        epsrel=1e-10, limit=200)[0]
+    assert q.kl_laplace == pytest.approx(kl, abs=1e-9)
+    assert q.kl_laplace > 0
+    # the predictive at a few inputs
+    phis = np.array([[-2.0], [0.5], [3.0]])
+    pred = [integrate.quad(lambda w: expit(p[0] * w) * f(w), lo, hi, epsrel=1e-12)[0] / Z
+            for p in phis]
+    np.testing.assert_allclose(q.predictive(phis), pred, atol=1e-10)
+
+
+def test_quadrature_matches_adaptive_quadrature_in_2d(two_d):
+    Phi, y, s2, post = two_d
+    q = sampling.quadrature_posterior(Phi, y, s2, post, n_nodes=40)
+    m, r = post.w_map, 10.0
+    Z = integrate.dblquad(lambda b, a: _f([a, b], Phi, y, s2), m[0] - r, m[0] + r,
+                          m[1] - r, m[1] + r, epsabs=0, epsrel=1e-9)[0]
+    assert q.log_z == pytest.approx(np.log(Z), abs=1e-8)
+    assert q.weights.sum() == pytest.approx(1.0, abs=1e-12)
+    # the Laplace evidence is an approximation of the same number
+    assert post.log_evidence == pytest.approx(q.log_z, abs=0.2)
+    assert post.log_evidence != pytest.approx(q.log_z, abs=1e-6)
+
+
+def test_importance_evidence_within_its_standard_error(one_d, two_d):
+    for Phi, y, s2, post in (one_d, two_d):
+        exact = sampling.quadrature_posterior(Phi, y, s2, post, n_nodes=40).log_z
+        est = sampling.importance_log_evidence(Phi, y, s2, post, n_draws=20_000, seed=1)
+        assert 0 < est.se < 0.02
+        assert abs(est.log_z - exact) < 4 * est.se
+        assert 0.5 * est.n_draws < est.ess <= est.n_draws
+        assert 0 < est.max_weight < 0.01
+
+
+def test_moments_of_gaussian_draws():
+    # conjugate check: independent Gaussian draws with known moments
+    rng = np.random.default_rng(5)
+    mean, sd = np.array([1.0, -2.0, 0.0]), np.array([0.5, 2.0, 1.0])
+    draws = mean + sd * rng.standard_normal((2, 4000, 3))
+    m = sampling.sample_moments(draws)
+    assert np.all(np.abs(m["mean"] - mean) < 4 * m["mcse_mean"])
+    assert np.all(np.abs(m["sd"] - sd) < 4 * m["mcse_sd"])
+    np.testing.assert_allclose(m["mcse_mean"], sd / np.sqrt(8000), rtol=0.15)
+    np.testing.assert_allclose(m["mcse_sd"], sd / np.sqrt(2 * 8000), rtol=0.15)
+    assert np.all(np.abs(m["skew"]) < 4 * np.sqrt(6 / 8000))
+    assert np.all(np.abs(m["r_hat"] - 1) < 0.01)
+    assert np.all(m["ess"] > 6000)
+
+
+def test_laplace_moments_are_the_inverse_precision(two_d):
+    Phi, y, s2, post = two_d
+    lm = sampling.laplace_moments(post)
+    cov = np.linalg.inv(post.precision)
+    np.testing.assert_allclose(lm["sd"], np.sqrt(np.diag(cov)), rtol=1e-12)
+    np.testing.assert_array_equal(lm["mean"], post.w_map)
+
+
+def test_mc_predictive_of_gaussian_draws():
+    rng = np.random.default_rng(6)
+    mean, sd = np.array([0.8, -0.3]), np.array([1.0, 0.6])
+    draws = mean + sd * rng.standard_normal((2, 3000, 2))
+    Phi = np.array([[1.0, 0.0], [0.5, 2.0], [-3.0, 1.0]])
+    p, mcse = sampling.mc_predictive(draws, Phi, chunk=2)
+    mu, var = Phi @ mean, (Phi**2) @ sd**2
+    exact = lib.logistic_gaussian_expectation(mu, var)
+    assert np.all(np.abs(p - exact) < 4 * mcse)
+    assert np.all(mcse < 0.01)
+
+
+def test_nuts_matches_quadrature_and_repeats(two_d):
+    Phi, y, s2, post = two_d
+    q = sampling.quadrature_posterior(Phi, y, s2, post, n_nodes=40)
+    runs = [sampling.sample_posterior(Phi, y, s2, precondition=pre, num_warmup=150,
+                                      num_draws=300, seed=2) for pre in (post, post, None)]
+    np.testing.assert_array_equal(runs[0].draws, runs[1].draws)      # same key, same draws
+    for run, pre in zip(runs[1:], (True, False)):
+        assert run.draws.shape == (2, 300, 2) and run.preconditioned == pre
+        d = run.diagnostics()
+        assert d["divergences"] == 0 and d["max R-hat"] < 1.02 and d["min ESS"] > 150
+        m = sampling.sample_moments(run.draws)
+        assert np.all(np.abs(m["mean"] - q.mean) < 5 * m["mcse_mean"])
+        assert np.all(np.abs(m["sd"] - q.sd) < 5 * m["mcse_sd"])
+
+
+def test_input_checks(two_d):
+    Phi, y, s2, post = two_d
+    with pytest.raises(ValueError, match="s2"):
+        sampling.log_joint(np.zeros((1, 2)), Phi, y, 0.0)
+    with pytest.raises(ValueError, match="labels 0 and 1"):
+        sampling.log_joint(np.zeros((1, 2)), Phi, y + 2, s2)
+    with pytest.raises(ValueError, match="W must have 2 columns"):
+        sampling.log_joint(np.zeros((1, 3)), Phi, y, s2)
+    with pytest.raises(ValueError, match="length 12"):
+        sampling.log_posterior_fn(Phi, y[:-1], s2)
+    with pytest.raises(TypeError, match="LaplacePosterior"):
+        sampling.importance_log_evidence(Phi, y, s2, post.w_map)
+    with pytest.raises(ValueError, match="M <= 3"):
+        big = np.ones((12, 4))
+        sampling.quadrature_posterior(big, y, s2, lib.fit_laplace(big, y, s2))
+    with pytest.raises(ValueError, match="weights"):
+        sampling.quadrature_posterior(Phi[:, :1], y, s2, post)
+    with pytest.raises(ValueError, match=r"\(chains, draws, M\)"):
+        sampling.sample_moments(np.zeros((10, 2)))
+    with pytest.raises(ValueError, match="num_chains"):
+        sampling.sample_posterior(Phi, y, s2, num_chains=1)
+    with pytest.raises(ValueError, match="target_accept"):
+        sampling.sample_posterior(Phi, y, s2, target_accept=1.0)
+    with pytest.raises(ValueError, match="Phi must have 2 columns"):
+        sampling.mc_predictive(np.zeros((2, 10, 2)), np.zeros((3, 3)))

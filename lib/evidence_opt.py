@@ -5,18 +5,18 @@ The model is the RBF classifier of :mod:`lib.features` (centres = the training i
 ``l``, plus a bias column) with the prior ``w ~ N(0, s2 I)``. Its Laplace log evidence is
 (:mod:`lib.laplace`)::
 
-    log Z(theta) = psi(w_MAP) - (M/2) log s2 - (1/2) log|A|,    theta = (log s2, log l),
-    psi(w)       = L(w) - w.w / (2 s2),
+    log Z(theta) = Psi(w_MAP) - (M/2) log s2 - (1/2) log|A|,    theta = (log s2, log l),
+    Psi(w)       = L(w) - w.w / (2 s2),
     A            = I / s2 + Phi^T W Phi,     W = diag(s (1 - s)),  s = s(Phi w_MAP).
 
 Its gradient follows Rasmussen & Williams (2006), algorithm 5.1 and section 5.5.1: ``log Z``
 depends on ``theta`` directly (*explicit* part) and through ``w_MAP(theta)`` (*implicit*
-part). Because ``grad psi(w_MAP) = 0``, only ``log|A|`` contributes to the implicit part, via
+part). Because ``grad Psi(w_MAP) = 0``, only ``log|A|`` contributes to the implicit part, via
 the third derivative of the log-likelihood ``dW_nn / da_n = s (1 - s)(1 - 2 s)``::
 
     dlogZ/dtheta_j  = dlogZ/dtheta_j|explicit + (dlogZ/dw_MAP) . (dw_MAP/dtheta_j),      (E1)
     dlogZ/dw_MAP    = -(1/2) Phi^T (h * s (1 - s)(1 - 2 s)),  h_n = phi_n^T A^{-1} phi_n,  (E2)
-    dw_MAP/dtheta_j = A^{-1} d(grad psi)/dtheta_j          (implicit function theorem).  (E3)
+    dw_MAP/dtheta_j = A^{-1} d(grad Psi)/dtheta_j          (implicit function theorem).  (E3)
 
 With ``D = dPhi/dlog l`` (``D_nm = Phi_nm |x_n - c_m|^2 / l^2``, zero for the bias) the
 explicit parts and the right-hand sides of (E3) are::
@@ -24,19 +24,35 @@ explicit parts and the right-hand sides of (E3) are::
     dlogZ/dlog s2|explicit = w.w / (2 s2) - M/2 + tr(A^{-1}) / (2 s2)                   (E4)
     dlogZ/dlog l |explicit = (y - s).(D w) - sum_n W_nn (D A^{-1} Phi^T)_nn
                              - (1/2) sum_n h_n s(1 - s)(1 - 2 s)_n (D w)_n              (E5)
-    d(grad psi)/dlog s2    = w / s2                                                     (E6)
-    d(grad psi)/dlog l     = D^T (y - s) - Phi^T W D w                                  (E7)
+    d(grad Psi)/dlog s2    = w / s2                                                     (E6)
+    d(grad Psi)/dlog l     = D^T (y - s) - Phi^T W D w                                  (E7)
 
-(all at ``w = w_MAP``). Every ``A^{-1}`` is applied through the Cholesky factor ``A = L L^T``:
-``h`` and ``(D A^{-1} Phi^T)_nn`` from ``L^{-1} Phi^T`` and ``L^{-1} D^T``; ``tr(A^{-1})`` in
-(E4) as ``s2 (M - gamma)`` with ``gamma = sum_n W_nn h_n`` (because ``A^{-1} A = I``, E8); and
-(E3) solved for ``dw_MAP/dtheta`` (two right-hand sides), which also warm-starts Newton's
-method at the optimiser's next point.
+(all at ``w = w_MAP``). Every ``A^{-1}`` is applied through the Cholesky factor ``A = L L^T``
+of :func:`lib.laplace.fit_laplace`: ``h`` and ``(D A^{-1} Phi^T)_nn`` are column sums of
+elementwise products of ``L^{-1} Phi^T`` and ``L^{-1} D^T`` (two triangular solves);
+``tr(A^{-1})`` in (E4) is ``s2 (M - gamma)`` with ``gamma = sum_n W_nn h_n`` (the trace of
+``A^{-1} A = I``; E8), so ``A`` is never inverted; and (E3) is solved for ``dw_MAP/dtheta``
+with ``cho_solve`` on ``L`` (two right-hand sides, one when the width derivative is not
+needed). The optimiser uses ``dw_MAP/dtheta`` to predict the mode at its next point.
+
+Book equations: (E1) is ``eo-chain``, (E2) ``eo-dmode``, (E3), (E6) and (E7) ``eo-ift``,
+(E4) ``eo-explicit-s2``, (E5) ``eo-explicit-l``, (E8) ``eo-mackay``; ``log Z`` is
+``eo-log-evidence`` (= ``eq-ev-laplace``).
+
+Rasmussen & Williams (2006), algorithm 5.1, computes the same gradient in the function-space
+(dual) form for Gaussian-process classification; :func:`evidence_gradient` is its
+weight-space form. Line 3 (the mode and ``log q``, algorithm 3.1) is
+:func:`lib.laplace.fit_laplace`; lines 4-5 (``W``, the Cholesky factor) are ``W`` and ``L``
+here; line 8 (``s2 = -(1/2) diag(posterior covariance of f) d^3 log p``, their eq. 5.23) is
+(E2), with ``h_n`` the posterior variance of ``a_n``; line 11 (``s1``, the explicit part,
+eq. 5.22) is (E4) and (E5); lines 12-13 (``b``, ``s3``: how the mode moves, eq. 5.24) are
+(E3) with (E6) and (E7); line 14 (``s1 + s2.s3``, eq. 5.21) is (E1).
 
 MacKay's (1992) fixed-point update for ``s2`` sets the explicit part (E4) to zero and
 iterates::
 
-    gamma = M - tr(A^{-1}) / s2 = sum_n W_nn h_n     (well-determined parameters)
+    gamma = M - tr(A^{-1}) / s2 = sum_n W_nn h_n     (well-determined parameters; computed
+                                                      as the sum, = lib.evaluate.effective_parameters)
     s2   <- w_MAP.w_MAP / gamma                                                         (E8)
 
 It ignores the implicit part (E1-E3), so its fixed point is a stationary point of ``log Z`` in
@@ -51,10 +67,11 @@ import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 from scipy.optimize import minimize
 
-from ._validate import as_labels, as_matrix, positive_int, positive_scalar
-from .features import rbf_features, squared_distances
-from .laplace import ConvergenceError, LaplacePosterior, fit_laplace
-from .likelihood import log_likelihood, sigmoid
+from ._validate import as_labels, as_matrix, positive_int, positive_pair, positive_scalar
+from ._validate import bounds as check_bounds
+from .features import rbf_features, rbf_from_squared_distances, squared_distances
+from .laplace import ConvergenceError, LaplacePosterior, fit_laplace, log_posterior_from_activations
+from .likelihood import sigmoid
 
 #: Default search box, the range of the book's 50 x 50 grid: s2 in [0.01, 100], l in [0.01, 10].
 DEFAULT_S2_BOUNDS = (1e-2, 1e2)
@@ -67,23 +84,7 @@ DEFAULT_STARTS = ((1.0, 0.1), (1.0, 1.0), (10.0, 0.3), (0.1, 3.0))
 DEFAULT_S2_STARTS = (0.1, 1.0, 10.0)
 
 
-# --------------------------------------------------------------------------- validation helpers
-
-
-def _positive_pair(value, name: str, what: str, names=("[0]", "[1]")) -> tuple[float, float]:
-    """Two positive numbers from a pair, or an error naming ``name`` and the expected ``what``."""
-    try:
-        first, second = value
-    except (TypeError, ValueError):
-        raise TypeError(f"{name} must be a pair {what}, got {value!r}") from None
-    return positive_scalar(first, f"{name}{names[0]}"), positive_scalar(second, f"{name}{names[1]}")
-
-
-def _bounds(value, name: str) -> tuple[float, float]:
-    lo, hi = _positive_pair(value, name, "(low, high) of positive numbers")
-    if not lo < hi:
-        raise ValueError(f"{name} must satisfy low < high, got ({lo}, {hi})")
-    return lo, hi
+# --------------------------------------------------------------------------- validation
 
 
 def _training_data(X_train, y_train):
@@ -132,8 +133,12 @@ class EvidenceGradient:
 
 
 def _rbf_from_distances(d2: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray]:
-    """RBF design with bias, ``Phi`` (N, M), and its derivative ``D = dPhi/dlog l`` (N, M)."""
-    K = np.exp(-d2 / (2.0 * width**2))                       # exp(-|x - c|^2 / (2 l^2))
+    """RBF design with bias, ``Phi`` (N, M), and its derivative ``D = dPhi/dlog l`` (N, M).
+
+    ``Phi`` is :func:`lib.features.rbf_features` on the distances (the same flush of tiny
+    values); ``D_nm = l dPhi_nm/dl = Phi_nm |x_n - c_m|^2 / l^2``.
+    """
+    K = rbf_from_squared_distances(d2, width)                # exp(-|x - c|^2 / (2 l^2))
     ones = np.ones((d2.shape[0], 1))
     Phi = np.hstack([K, ones])
     D = np.hstack([K * (d2 / width**2), np.zeros_like(ones)])  # l dK/dl; the bias has none
@@ -141,11 +146,11 @@ def _rbf_from_distances(d2: np.ndarray, width: float) -> tuple[np.ndarray, np.nd
 
 
 def _best_start(candidates, Phi, y, s2):
-    """The candidate starting point with the highest log posterior ``psi`` (None if none)."""
+    """The candidate starting point with the highest log posterior ``Psi`` (None if none)."""
     candidates = [w for w in candidates if w is not None and np.all(np.isfinite(w))]
     if not candidates:
         return None
-    return max(candidates, key=lambda w: log_likelihood(w, Phi, y) - float(w @ w) / (2.0 * s2))
+    return max(candidates, key=lambda w: log_posterior_from_activations(Phi @ w, y, float(w @ w), s2))
 
 
 def _evidence_gradient(d2, y, s2, width, w0=None, *, width_derivative=True) -> EvidenceGradient:
@@ -167,13 +172,15 @@ def _evidence_gradient(d2, y, s2, width, w0=None, *, width_derivative=True) -> E
 
     C = solve_triangular(L, Phi.T, lower=True)                # L^{-1} Phi^T, (M, N)
     h = np.einsum("mn,mn->n", C, C)                           # h_n = phi_n^T A^{-1} phi_n
-    # gamma = tr(A^{-1} Phi^T W Phi) = sum_n W_nn h_n; since A^{-1} A = I, tr(A^{-1}) = s2 (M - gamma).
+    # gamma = tr(A^{-1} Phi^T W Phi) = sum_n W_nn h_n, MacKay's gamma = M - tr(A^{-1}) / s2 of
+    # lib.evaluate.effective_parameters (equal since A^{-1} A = I; tested), from the h_n the
+    # gradient needs anyway; so tr(A^{-1}) = s2 (M - gamma) without inverting A.
     gamma = float(W @ h)
     tr_Ainv = s2 * (M - gamma)
     dZ_dw = -0.5 * Phi.T @ (W3 * h)                           # (E2)
 
     explicit = np.full(2, np.nan)
-    rhs = np.full((M, 2), np.nan)                             # d(grad psi)/dtheta, columns j
+    rhs = np.full((M, 2), np.nan)                             # d(grad Psi)/dtheta, columns j
     explicit[0] = float(w @ w) / (2.0 * s2) - 0.5 * M + tr_Ainv / (2.0 * s2)         # (E4)
     rhs[:, 0] = w / s2                                                                # (E6)
     if width_derivative:
@@ -184,7 +191,7 @@ def _evidence_gradient(d2, y, s2, width, w0=None, *, width_derivative=True) -> E
         rhs[:, 1] = D.T @ (y - s) - Phi.T @ (W * Dw)                                    # (E7)
     n = 2 if width_derivative else 1
     dw_dtheta = np.full((M, 2), np.nan)
-    dw_dtheta[:, :n] = cho_solve((L, True), rhs[:, :n])       # (E3) A dw/dtheta = d(grad psi)/dtheta
+    dw_dtheta[:, :n] = cho_solve((L, True), rhs[:, :n])       # (E3) A dw/dtheta = d(grad Psi)/dtheta
     implicit = dZ_dw @ dw_dtheta                              # (E1)
     return EvidenceGradient(
         s2=s2, width=width, log_evidence=float(post.log_evidence),
@@ -348,7 +355,7 @@ def _starts(starts, s2_bounds, width_bounds, fixed_width):
     else:
         out = []
         for i, pair in enumerate(starts):
-            s2, l = _positive_pair(pair, f"starts[{i}]", "(s2, width)", ("[0] (s2)", "[1] (width)"))
+            s2, l = positive_pair(pair, f"starts[{i}]", "(s2, width)", ("[0] (s2)", "[1] (width)"))
             if not s2_bounds[0] <= s2 <= s2_bounds[1]:
                 raise ValueError(f"starts[{i}] has s2 = {s2} outside s2_bounds {s2_bounds}")
             if not width_bounds[0] <= l <= width_bounds[1]:
@@ -377,7 +384,7 @@ def maximise_evidence(
     ``log s2_bounds x log width_bounds``, once from each start, and keeps the best.
     Newton's method for ``w_MAP`` is warm-started from the previous evaluation's mode or from
     its first-order prediction ``w + (dw/dtheta) dtheta`` (E3), whichever has the higher log
-    posterior at the new point.
+    posterior ``Psi`` at the new point (:func:`lib.laplace.log_posterior_from_activations`).
 
     Parameters
     ----------
@@ -407,8 +414,8 @@ def maximise_evidence(
         If Newton's method fails at some evaluated point.
     """
     X_train, y_train = _training_data(X_train, y_train)
-    s2_bounds = _bounds(s2_bounds, "s2_bounds")
-    width_bounds = _bounds(width_bounds, "width_bounds")
+    s2_bounds = check_bounds(s2_bounds, "s2_bounds")
+    width_bounds = check_bounds(width_bounds, "width_bounds")
     if fixed_width is not None:
         fixed_width = positive_scalar(fixed_width, "fixed_width")
     starts = _starts(starts, s2_bounds, width_bounds, fixed_width)
@@ -513,9 +520,9 @@ def mackay_s2(
 ) -> MacKayResult:
     """MacKay's fixed-point update of the prior variance at a fixed RBF width (E8).
 
-    Repeats: fit the Laplace posterior at ``s2`` (warm-started), compute
-    ``gamma = M - tr(A^{-1}) / s2`` and set ``s2 <- w_MAP.w_MAP / gamma``, until the
-    relative change of ``s2`` is at most ``tol``.
+    Repeats: fit the Laplace posterior at ``s2`` (warm-started from the previous mode), compute
+    ``gamma = sum_n W_nn h_n`` (``= M - tr(A^{-1}) / s2``, book eq. ``eo-mackay``) and set
+    ``s2 <- w_MAP.w_MAP / gamma``, until the relative change of ``s2`` is at most ``tol``.
 
     Parameters
     ----------

@@ -47,7 +47,7 @@ from ._validate import batch_size as check_batch_size
 from ._validate import fraction as check_fraction
 from .data import random_split
 from .features import linear_features, rbf_features
-from .likelihood import log_sigmoid, sigmoid
+from .likelihood import label_log_probs, sigmoid
 from .metrics import logit_scores, predict_labels
 from .ml import GradientAscentResult, fit_ml
 
@@ -589,7 +589,7 @@ def split_paths(
         A = activations(W)                           # every point, every split
         if k % record_every == 0:
             r = k // record_every
-            ll = Y * log_sigmoid(A) + (1 - Y) * log_sigmoid(-A)
+            ll = label_log_probs(A, Y)                # log s(+-a), per point and split
             train_ll[:, r] = (ll * train_mask).sum(0) / n_tr
             test_ll[:, r] = (ll * test_mask).sum(0) / n_te
             for rates, mask in ((train_rates, train_mask), (test_rates, test_mask)):

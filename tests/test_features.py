@@ -25,6 +25,10 @@ def test_rbf_at_centre_is_one_and_distances_non_negative():
     X = np.array([[1e8, 1e8], [0.0, 0.0]])
     assert np.all(squared_distances(X, X) >= 0)
     np.testing.assert_allclose(np.diag(lib.rbf_features(X, X, 1.0)[:, :2]), 1.0)
+    # far from the origin |x|^2 + |c|^2 - 2 x.c cancels, and rounding leaves negative values
+    X = 1e4 + np.random.default_rng(0).normal(size=(50, 2))
+    assert np.any((X**2).sum(1)[:, None] + (X**2).sum(1)[None, :] - 2 * X @ X.T < 0)
+    assert np.all(squared_distances(X, X) >= 0)
 
 
 BAD_INPUT = [

@@ -110,7 +110,7 @@ def test_rbf_probability_matches_full_design(chunk_size):
 # --------------------------------------------------------------------------- resample_to_fraction
 
 
-@pytest.mark.parametrize("fraction", [0.0, 0.3, 0.5, 1.0])
+@pytest.mark.parametrize("fraction", [0.0, 0.29, 0.5, 1.0])   # 0.29 * 40 = 11.6 -> 12 ones
 def test_resample_to_fraction(fraction):
     X, y = make_blobs(200, seed=3)
     Xs, ys = resample_to_fraction(X, y, fraction=fraction, n_points=40, seed=5)
@@ -143,6 +143,22 @@ def test_majority_effect_narrow_width_predicts_training_majority():
     assert res.predicted_ones.shape == (2, 2)
     assert res.mean[0] < 0.1 and res.mean[1] > 0.9   # the bias alone decides the test points
     np.testing.assert_allclose(res.std, res.predicted_ones.std(axis=1))
+
+
+def test_majority_effect_steps_by_one_over_kappa(monkeypatch):
+    seen = []
+
+    def fit_ml(Phi, y, **kwargs):
+        seen.append((kwargs["learning_rate"], curvature_bound(Phi)))
+        return lib.fit_ml(Phi, y, **kwargs)
+
+    monkeypatch.setattr(lib.lab, "fit_ml", fit_ml)
+    X, y = make_blobs(120, seed=4)
+    majority_effect(X[:100], y[:100], X[100:], width=0.5, fractions=[0.3, 0.6], n_points=30,
+                    n_repeats=2, n_steps=5, seed=0)
+    assert len(seen) == 4
+    for eta, kappa in seen:
+        assert eta == pytest.approx(1 / kappa, rel=1e-12)
 
 
 def test_majority_effect_is_seeded():

@@ -10,6 +10,9 @@ def test_accuracy_and_confusion():
     assert lib.accuracy(p, y) == pytest.approx(3 / 5)
     np.testing.assert_allclose(lib.confusion_matrix(p, y), [[1 / 2, 1 / 2], [1 / 3, 2 / 3]])
     np.testing.assert_array_equal(lib.predict_labels(p), [1, 0, 1, 0, 1])
+    # a tie, p = 1/2, is decided as 0 (the decision is p > 1/2)
+    np.testing.assert_array_equal(lib.predict_labels([0.5, np.nextafter(0.5, 1)]), [0, 1])
+    assert lib.accuracy([0.5], [0]) == 1.0
 
 
 def test_confusion_rows_sum_to_one_and_absent_class_is_nan():
@@ -50,12 +53,12 @@ def test_logit_scores_agree_with_the_separate_metrics():
 
 
 def test_activation_scores_from_logits():
-    mu = np.array([3.0, -1.0, 0.4, -0.2, 800.0])
-    var = np.array([0.0, 2.0, 8.0 / np.pi, 1.0, 1e6])
-    y = np.array([1.0, 0.0, 0.0, 1.0, 1.0])
+    mu = np.array([3.0, -1.0, 0.4, -0.2, 800.0, 0.0])
+    var = np.array([0.0, 2.0, 8.0 / np.pi, 1.0, 1e6, 1.0])
+    y = np.array([1.0, 0.0, 0.0, 1.0, 1.0, 0.0])
     scores = lib.metrics.activation_scores(mu, var, y)
     rho = 1.0 / np.sqrt(1.0 + np.pi * var / 8.0)
-    assert scores["accuracy"] == 3 / 5
+    assert scores["accuracy"] == 4 / 6                  # mu = 0 (s = 1/2) is decided as 0
     # by hand, from the probabilities of the observed labels (s(800) = 1: a zero term)
     p = lib.sigmoid(mu)
     assert scores["ll_map"] == pytest.approx(np.mean(np.log(np.where(y == 1, p, 1 - p))))

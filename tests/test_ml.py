@@ -34,6 +34,17 @@ def test_convergence_test_stops_early(small_problem):
     r = lib.fit_ml(lib.linear_features(small_problem["X"]), small_problem["y"], learning_rate=0.01,
                    n_steps=100000, tol=1e-9)
     assert r.converged and r.steps[-1] < 100000
+    changes = np.abs(np.diff(r.train_ll))
+    assert changes[-1] < 1e-9 and np.all(changes[:-1] >= 1e-9)   # stopped at the first small change
+
+
+def test_minibatches_partition_each_epoch():
+    # one-hot rows: a step on batch B moves only the weights of the rows in B, so after one
+    # epoch (N / B steps) every weight has moved exactly once, by eta (y_n - s(0))
+    N, B = 60, 20
+    y = (np.arange(N) % 3 == 0).astype(float)
+    r = lib.fit_ml(np.eye(N), y, learning_rate=0.1, n_steps=N // B, batch_size=B, seed=1)
+    np.testing.assert_allclose(r.w, 0.1 * (y - 0.5))
 
 
 def test_callback_sees_every_record(small_problem):

@@ -1,7 +1,7 @@
 """Input checks shared by every module: each raises with the argument's name and what was expected.
 
 The one place for argument checks in :mod:`lib`: arrays (:func:`as_matrix`, :func:`as_vector`,
-:func:`as_labels`, :func:`as_probabilities`, :func:`as_nonnegative`, :func:`grid_values`),
+:func:`as_labels`, :func:`as_weights_design_labels`, :func:`as_probabilities`, :func:`as_nonnegative`, :func:`grid_values`),
 scalars (:func:`real_scalar`, :func:`positive_scalar`, :func:`fraction`, :func:`positive_int`,
 :func:`batch_size`) and pairs (:func:`positive_pair`, :func:`bounds`).
 """
@@ -75,6 +75,14 @@ def as_labels(value, name: str, *, length: int | None = None) -> np.ndarray:
     return arr.astype(float)
 
 
+def as_weights_design_labels(w, Phi, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Weights ``w`` (M,), design ``Phi`` (N, M) and labels ``y`` (N,), checked together."""
+    Phi = as_matrix(Phi, "Phi")
+    w = as_vector(w, "w", length=Phi.shape[1])
+    y = as_labels(y, "y", length=Phi.shape[0])
+    return w, Phi, y
+
+
 def as_probabilities(value, name: str, *, length: int | None = None, what: str = "probabilities") -> np.ndarray:
     """Return ``value`` as a float 1-D array of numbers in ``[0, 1]``, or raise naming ``name``.
 
@@ -113,34 +121,31 @@ def _is_real(value) -> bool:
     return not isinstance(value, bool) and isinstance(value, (numbers.Real, np.floating, np.integer))
 
 
+def _real_scalar(value, name: str, kind: str, ok, expected: str) -> float:
+    """``float(value)``: a TypeError unless it is a real number (``kind``), a ValueError unless
+    ``ok(v)`` holds (``expected``)."""
+    if not _is_real(value):
+        raise TypeError(f"{name} must be {kind}, got {type(value).__name__}")
+    v = float(value)
+    if not ok(v):
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    return v
+
+
 def real_scalar(value, name: str) -> float:
     """Return ``value`` as a finite float, or raise naming ``name``."""
-    if not _is_real(value):
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
-    v = float(value)
-    if not np.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
+    return _real_scalar(value, name, "a real number", np.isfinite, "finite")
 
 
 def positive_scalar(value, name: str) -> float:
     """Return ``value`` as a positive finite float, or raise naming ``name``."""
-    if not _is_real(value):
-        raise TypeError(f"{name} must be a positive real number, got {type(value).__name__}")
-    v = float(value)
-    if not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return v
+    return _real_scalar(value, name, "a positive real number", lambda v: np.isfinite(v) and v > 0,
+                        "a positive finite number")
 
 
 def fraction(value, name: str) -> float:
     """Return ``value`` as a float in ``[0, 1]``, or raise naming ``name``."""
-    if not _is_real(value):
-        raise TypeError(f"{name} must be a number in [0, 1], got {type(value).__name__}")
-    v = float(value)
-    if not 0.0 <= v <= 1.0:
-        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
-    return v
+    return _real_scalar(value, name, "a number in [0, 1]", lambda v: 0.0 <= v <= 1.0, "in [0, 1]")
 
 
 def positive_pair(value, name: str, what: str = "of positive numbers", names=("[0]", "[1]")) -> tuple[float, float]:

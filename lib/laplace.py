@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_solve, cholesky
 
-from ._validate import as_labels, as_matrix, as_vector, positive_int, positive_scalar
+from ._validate import as_labels, as_matrix, as_vector, as_weights_design_labels, positive_int, positive_scalar
 from .likelihood import log_likelihood, log_likelihood_from_activations, sigmoid
 
 
@@ -183,9 +183,7 @@ def log_posterior(w, Phi, y, s2) -> float:
     -------
     float
     """
-    Phi = as_matrix(Phi, "Phi")
-    w = as_vector(w, "w", length=Phi.shape[1])
-    y = as_labels(y, "y", length=Phi.shape[0])
+    w, Phi, y = as_weights_design_labels(w, Phi, y)
     s2 = positive_scalar(s2, "s2")
     return log_posterior_from_activations(Phi @ w, y, float(w @ w), s2)
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit
 
-from ._validate import as_labels, as_matrix, as_probabilities, as_vector
+from ._validate import as_labels, as_probabilities, as_vector, as_weights_design_labels
 
 
 def sigmoid(a) -> np.ndarray:
@@ -28,13 +28,6 @@ def sigmoid(a) -> np.ndarray:
 def log_sigmoid(a) -> np.ndarray:
     """``log sigma(a) = -log(1 + exp(-a))``, stable for every real ``a``."""
     return -np.logaddexp(0.0, -np.asarray(a, dtype=float))
-
-
-def _check(w, Phi, y):
-    Phi = as_matrix(Phi, "Phi")
-    w = as_vector(w, "w", length=Phi.shape[1])
-    y = as_labels(y, "y", length=Phi.shape[0])
-    return w, Phi, y
 
 
 def label_log_probs(a, y) -> np.ndarray:
@@ -89,7 +82,7 @@ def log_likelihood(w, Phi, y) -> float:
     -------
     float
     """
-    w, Phi, y = _check(w, Phi, y)
+    w, Phi, y = as_weights_design_labels(w, Phi, y)
     return log_likelihood_from_activations(Phi @ w, y)
 
 
@@ -101,7 +94,7 @@ def gradient(w, Phi, y) -> np.ndarray:
     -------
     ndarray, shape (M,)
     """
-    w, Phi, y = _check(w, Phi, y)
+    w, Phi, y = as_weights_design_labels(w, Phi, y)
     return Phi.T @ (y - sigmoid(Phi @ w))
 
 
@@ -116,7 +109,7 @@ def hessian(w, Phi, y) -> np.ndarray:
     -------
     ndarray, shape (M, M)
     """
-    w, Phi, y = _check(w, Phi, y)
+    w, Phi, y = as_weights_design_labels(w, Phi, y)
     s = sigmoid(Phi @ w)
     return -(Phi.T * (s * (1.0 - s))) @ Phi
 

@@ -99,6 +99,16 @@ def test_optimiser_beats_a_coarse_grid(data):
     assert 1e-2 <= opt.s2 <= 1e2 and 1e-2 <= opt.width <= 1e1
 
 
+def test_optimiser_keeps_the_best_run(data):
+    # one iteration per run: the runs stop at different points, and the best one is kept
+    X, y = data
+    opt = maximise_evidence(X, y, starts=[(1.0, 0.1), (10.0, 3.0), (0.1, 1.0)], max_iter=1)
+    ends = [r.log_evidence for r in opt.runs]
+    assert np.ptp(ends) > 1.0
+    best = opt.runs[int(np.argmax(ends))]
+    assert (opt.log_evidence, opt.s2, opt.width) == (max(ends), best.s2, best.width)
+
+
 def test_optimiser_respects_bounds(data):
     X, y = data
     opt = maximise_evidence(X, y, starts=[(0.5, 0.5)], s2_bounds=(0.1, 0.5), width_bounds=(0.2, 0.5))

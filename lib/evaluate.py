@@ -16,7 +16,7 @@ Two kinds of score:
       BIC    = L(w_MAP) - (M/2) log N
 
 * **predictive scores** on a labelled set, for the plug-in MAP classifier ``s(phi.w_MAP)``
-  and the probit-approximated predictive ``s(kappa mu_a)``: average log-likelihood,
+  and the probit-approximated predictive ``s(rho mu_a)``: average log-likelihood,
   accuracy, row-normalised confusion matrix, and the cross-tabulation of the two
   classifiers' decisions; :func:`score_posterior` collects the headline ones.
 """
@@ -173,7 +173,7 @@ class SplitScores:
     Attributes
     ----------
     ll_map, ll_pred : float
-        Average log-likelihood of the labels under ``s(phi.w_MAP)`` and ``s(kappa mu_a)``.
+        Average log-likelihood of the labels under ``s(phi.w_MAP)`` and ``s(rho mu_a)``.
     accuracy_map, accuracy_pred : float
         Fraction of labels matched by the decisions ``p > 1/2``.
     confusion_map, confusion_pred : ndarray, shape (2, 2)
@@ -242,7 +242,7 @@ def score_posterior(posterior: LaplacePosterior, Phi_train, y_train, Phi_test, y
     -------
     dict of str to float
         ``log_evidence``; ``train_accuracy``, ``test_accuracy`` (of the MAP decisions, which
-        coincide with the predictive's: ``kappa > 0`` keeps the sign of ``mu_a``);
+        coincide with the predictive's: ``rho > 0`` keeps the sign of ``mu_a``);
         ``train_ll_map``, ``test_ll_map``, ``train_ll_pred``, ``test_ll_pred`` (average
         log-likelihoods of the MAP and predictive probabilities).
     """

@@ -7,25 +7,27 @@ The model is the RBF classifier of :mod:`lib.features` (centres = the training i
 
     log Z(theta) = Psi(w_MAP) - (M/2) log s2 - (1/2) log|A|,    theta = (log s2, log l),
     Psi(w)       = L(w) - w.w / (2 s2),
-    A            = I / s2 + Phi^T W Phi,     W = diag(s (1 - s)),  s = s(Phi w_MAP).
+    A            = I / s2 + Phi^T W Phi,    W = diag(sigma_n (1 - sigma_n)),
+    sigma_n      = sigma(phi_n.w_MAP).
 
 Its gradient follows Rasmussen & Williams (2006), algorithm 5.1 and section 5.5.1: ``log Z``
 depends on ``theta`` directly (*explicit* part) and through ``w_MAP(theta)`` (*implicit*
 part). Because ``grad Psi(w_MAP) = 0``, only ``log|A|`` contributes to the implicit part, via
-the third derivative of the log-likelihood ``dW_nn / da_n = s (1 - s)(1 - 2 s)``::
+the third derivative of the log-likelihood ``dW_nn / da_n = sigma (1 - sigma)(1 - 2 sigma)``::
 
-    dlogZ/dtheta_j  = dlogZ/dtheta_j|explicit + (dlogZ/dw_MAP) . (dw_MAP/dtheta_j),      (E1)
-    dlogZ/dw_MAP    = -(1/2) Phi^T (h * s (1 - s)(1 - 2 s)),  h_n = phi_n^T A^{-1} phi_n,  (E2)
-    dw_MAP/dtheta_j = A^{-1} d(grad Psi)/dtheta_j          (implicit function theorem).  (E3)
+    dlogZ/dtheta_j  = dlogZ/dtheta_j|explicit + (dlogZ/dw_MAP) . (dw_MAP/dtheta_j)        (E1)
+    dlogZ/dw_MAP    = -(1/2) Phi^T (h * sigma (1 - sigma)(1 - 2 sigma)),
+                      h_n = phi_n^T A^{-1} phi_n                                         (E2)
+    dw_MAP/dtheta_j = A^{-1} d(grad Psi)/dtheta_j     (implicit function theorem)       (E3)
 
 With ``D = dPhi/dlog l`` (``D_nm = Phi_nm |x_n - c_m|^2 / l^2``, zero for the bias) the
 explicit parts and the right-hand sides of (E3) are::
 
     dlogZ/dlog s2|explicit = w.w / (2 s2) - M/2 + tr(A^{-1}) / (2 s2)                   (E4)
-    dlogZ/dlog l |explicit = (y - s).(D w) - sum_n W_nn (D A^{-1} Phi^T)_nn
-                             - (1/2) sum_n h_n s(1 - s)(1 - 2 s)_n (D w)_n              (E5)
+    dlogZ/dlog l |explicit = (y - sigma).(D w) - sum_n W_nn (D A^{-1} Phi^T)_nn
+                             - (1/2) sum_n h_n [sigma (1 - sigma)(1 - 2 sigma)]_n (D w)_n  (E5)
     d(grad Psi)/dlog s2    = w / s2                                                     (E6)
-    d(grad Psi)/dlog l     = D^T (y - s) - Phi^T W D w                                  (E7)
+    d(grad Psi)/dlog l     = D^T (y - sigma) - Phi^T W D w                              (E7)
 
 (all at ``w = w_MAP``). Every ``A^{-1}`` is applied through the Cholesky factor ``A = L L^T``
 of :func:`lib.laplace.fit_laplace`: ``h`` and ``(D A^{-1} Phi^T)_nn`` are column sums of

@@ -3,21 +3,21 @@
 Under the Laplace posterior ``q(w) = N(w | w_MAP, A^{-1})`` the activation ``a = phi.w`` is
 Gaussian with::
 
-    mu_a = phi . w_MAP,        s_a^2 = phi^T A^{-1} phi = |L^{-1} phi|^2,      (book eq. eq-activation)
+    mu_a = phi . w_MAP,        sigma_a^2 = phi^T A^{-1} phi = |L^{-1} phi|^2,      (book eq. eq-activation)
 
 and ``P(y=1 | phi) = E[sigma(a)]`` is approximated by replacing the logistic ``sigma`` with the
 scaled probit ``N(lambda a)``, ``N`` the standard normal CDF and ``lambda = sqrt(pi/8)`` (matched
 slopes at the origin; book eq. ``eq-probit-scale``), which gives (book eq. ``eq-probit``;
 Spiegelhalter & Lauritzen 1990; MacKay 1992; Bishop 2006, section 4.5.2; the report's eq. 9)::
 
-    P(y=1 | phi) ~= sigma(rho mu_a),    rho = (1 + lambda^2 s_a^2)^{-1/2} = 1 / sqrt(1 + pi s_a^2 / 8).
+    P(y=1 | phi) ~= sigma(rho mu_a),    rho = (1 + lambda^2 sigma_a^2)^{-1/2} = 1 / sqrt(1 + pi sigma_a^2 / 8).
 
 (The sources call ``rho`` kappa; the book keeps kappa for a curvature bound.)
 
 :func:`activation_moments` is the weight-space form of Rasmussen & Williams (2006),
 algorithm 3.2: line 5 (``v = L^{-1} W^1/2 k_*``, a triangular solve) is ``V = L^{-1} Phi^T`` with ``A = L L^T``,
-line 6 (``V[f_*] = k(x_*, x_*) - v.v``) is ``s_a^2 = |v|^2``; line 7 (the integral of
-``sigma`` against ``N(mu_a, s_a^2)``) is :func:`logistic_gaussian_expectation`, approximated
+line 6 (``V[f_*] = k(x_*, x_*) - v.v``) is ``sigma_a^2 = |v|^2``; line 7 (the integral of
+``sigma`` against ``N(mu_a, sigma_a^2)``) is :func:`logistic_gaussian_expectation`, approximated
 by :func:`probit_approximation`.
 """
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Input checks shared by every module: each raises with the argument's name and what was expected.
 
 The one place for argument checks in :mod:`lib`: arrays (:func:`as_matrix`, :func:`as_vector`,
-:func:`as_labels`, :func:`as_weights_design_labels`, :func:`as_probabilities`, :func:`as_nonnegative`, :func:`grid_values`),
-scalars (:func:`real_scalar`, :func:`positive_scalar`, :func:`fraction`, :func:`positive_int`,
+:func:`as_labels`, :func:`as_weights_design_labels`, :func:`as_probabilities`,
+:func:`as_nonnegative`, :func:`grid_values`), scalars (:func:`real_scalar`, :func:`positive_scalar`, :func:`fraction`, :func:`positive_int`,
 :func:`batch_size`) and pairs (:func:`positive_pair`, :func:`bounds`).
 """
 from __future__ import annotations
@@ -12,13 +12,25 @@ import numbers
 import numpy as np
 
 
+def _is_numeric(arr: np.ndarray) -> bool:
+    return arr.dtype != object and (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool)
+
+
 def _real_array(value, name: str) -> np.ndarray:
     """``np.asarray(value)``, or a TypeError unless it holds real numbers."""
     arr = np.asarray(value)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+    if not _is_numeric(arr):
         raise TypeError(f"{name} must be a numeric array, got dtype {arr.dtype}")
     if np.iscomplexobj(arr):
         raise TypeError(f"{name} must be real, got a complex array")
+    return arr
+
+
+def _finite_float(arr: np.ndarray, name: str) -> np.ndarray:
+    """``arr`` as float, or a ValueError naming ``name`` if it holds NaN or inf."""
+    arr = arr.astype(float, copy=False)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
     return arr
 
 
@@ -40,10 +52,7 @@ def as_matrix(value, name: str, *, n_cols: int | None = None) -> np.ndarray:
         raise ValueError(f"{name} must have {n_cols} columns, got shape {arr.shape}")
     if arr.shape[0] == 0:
         raise ValueError(f"{name} must have at least one row, got shape {arr.shape}")
-    arr = arr.astype(float, copy=False)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
-    return arr
+    return _finite_float(arr, name)
 
 
 def as_vector(value, name: str, *, length: int | None = None) -> np.ndarray:
@@ -53,10 +62,7 @@ def as_vector(value, name: str, *, length: int | None = None) -> np.ndarray:
         raise ValueError(f"{name} must be a 1-D array, got shape {arr.shape}")
     if length is not None and arr.shape[0] != length:
         raise ValueError(f"{name} must have length {length}, got length {arr.shape[0]}")
-    arr = arr.astype(float, copy=False)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
-    return arr
+    return _finite_float(arr, name)
 
 
 def as_labels(value, name: str, *, length: int | None = None) -> np.ndarray:
@@ -66,7 +72,7 @@ def as_labels(value, name: str, *, length: int | None = None) -> np.ndarray:
         raise ValueError(f"{name} must be a 1-D array of 0/1 labels, got shape {arr.shape}")
     if length is not None and arr.shape[0] != length:
         raise ValueError(f"{name} must have length {length} (one label per row), got length {arr.shape[0]}")
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == bool):
+    if not _is_numeric(arr):
         raise TypeError(f"{name} must hold numeric 0/1 labels, got dtype {arr.dtype}")
     bad = ~np.isin(arr, (0, 1))
     if np.any(bad):

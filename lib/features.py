@@ -72,7 +72,7 @@ def squared_distances(X, centres) -> np.ndarray:
 
 
 def rbf_features(X, centres, width) -> np.ndarray:
-    """Gaussian radial-basis design with a bias column (book eq. for ``phi_m``).
+    """Gaussian radial-basis design with a bias column (the ``phi_m`` of the module docstring).
 
     Parameters
     ----------

@@ -4,8 +4,8 @@ and the spread of the lab's numbers over random splits and training lengths.
 On top of :func:`lib.ml.fit_ml` (algorithm 1):
 
 * :func:`curvature_bound` -- the constant ``kappa`` that bounds the curvature of the *summed*
-  log-likelihood. Its Hessian is ``-Phi^T W Phi`` with ``W = diag(s_n (1 - s_n))`` and
-  ``s_n (1 - s_n) <= 1/4``, so::
+  log-likelihood. Its Hessian is ``-Phi^T W Phi`` with ``W = diag(sigma_n (1 - sigma_n))``
+  and ``sigma_n (1 - sigma_n) <= 1/4``, so::
 
       0 <= -Hessian <= Phi^T Phi / 4,    kappa = nu_max(Phi^T Phi) / 4
 
@@ -56,10 +56,10 @@ _DENSE_MAX_COLS = 200
 
 
 def curvature_bound(Phi) -> float:
-    """Curvature bound ``kappa = nu_max(Phi^T Phi) / 4`` of the summed log-likelihood (book eq. ``ml-kappa``).
+    """Curvature bound ``kappa = nu_max(Phi^T Phi) / 4`` of the summed log-likelihood.
 
-    ``-Hessian = Phi^T W Phi`` with ``W = diag(s_n (1 - s_n))`` is bounded by ``Phi^T Phi / 4``
-    because ``s (1 - s) <= 1/4``. Gradient ascent on the summed log-likelihood (algorithm 1
+    Book eq. ``ml-kappa``: ``-Hessian = Phi^T W Phi`` with ``W = diag(sigma_n (1 - sigma_n))``
+    is bounded by ``Phi^T Phi / 4`` because ``sigma (1 - sigma) <= 1/4``. Gradient ascent on the summed log-likelihood (algorithm 1
     with the full batch) is then guaranteed to increase it for any step ``eta < 2 / kappa``.
 
     Parameters

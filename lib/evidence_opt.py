@@ -43,8 +43,8 @@ Book equations: (E1) is ``eo-chain``, (E2) ``eo-dmode``, (E3), (E6) and (E7) ``e
 
 Rasmussen & Williams (2006), algorithm 5.1, computes the same gradient in the function-space
 (dual) form for Gaussian-process classification; :func:`evidence_gradient` is its
-weight-space form. Line 3 (the mode and ``log q``, algorithm 3.1) is
-:func:`lib.laplace.fit_laplace`; lines 4-5 (``W``, the Cholesky factor) are ``W`` and ``L``
+weight-space form. Line 2 (the mode, algorithm 3.1) and line 5 (``log Z``) are
+:func:`lib.laplace.fit_laplace`; lines 3-4 (``W``, the Cholesky factor) are ``W`` and ``L``
 here; line 8 (``s2 = -(1/2) diag(posterior covariance of f) d^3 log p``, their eq. 5.23) is
 (E2), with ``h_n`` the posterior variance of ``a_n``; line 11 (``s1``, the explicit part,
 eq. 5.22) is (E4) and (E5); lines 12-13 (``b``, ``s3``: how the mode moves, eq. 5.24) are

@@ -179,3 +179,22 @@ def test_input_checks(two_d):
         sampling.sample_posterior(Phi, y, s2, target_accept=1.0)
     with pytest.raises(ValueError, match="Phi must have 2 columns"):
         sampling.mc_predictive(np.zeros((2, 10, 2)), np.zeros((3, 3)))
+
+
+def test_cubic_correction_against_the_tensor_and_the_exact_posterior():
+    Phi, y = _problem(3000, 2, seed=7)
+    s2 = 1.0
+    post = lib.fit_laplace(Phi, y, s2)
+    cc = sampling.cubic_correction(Phi, post)
+    # the tensor written out
+    from scipy.linalg import solve_triangular
+    U = solve_triangular(post.chol, Phi.T, lower=True).T
+    s = expit(Phi @ post.w_map)
+    T = -np.einsum("n,ni,nj,nk->ijk", s * (1 - s) * (1 - 2 * s), U, U, U)
+    assert cc.cubic_norm == pytest.approx(np.linalg.norm(T), rel=1e-12)
+    np.testing.assert_allclose(cc.whitened_shift, 0.5 * np.einsum("ijj->i", T), rtol=1e-12)
+    # first order in N^{-1/2}: the exact mean shift and KL agree to a few per cent at N = 3000
+    q = sampling.quadrature_posterior(Phi, y, s2, post, n_nodes=24)
+    np.testing.assert_allclose(cc.mean_shift, q.mean - post.w_map, rtol=0.05)
+    assert cc.kl == pytest.approx(q.kl_laplace, rel=0.1)
+    np.testing.assert_allclose(post.chol.T @ cc.mean_shift, cc.whitened_shift, rtol=1e-12)

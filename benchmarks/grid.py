@@ -22,10 +22,22 @@ sub-grid.
 The baseline runs with one BLAS thread per fit and is credited with perfect parallelism over
 points: on a shared machine a multi-threaded BLAS makes it erratic (ten times slower when the
 cores are busy), which would flatter the ratio.
+
+``--simulate-workers K [K ...]`` prints instead how the grid's tasks
+(:func:`lib.grid_engine.plan_tasks`) would share K workers: it measures, one after the other in
+this process, the CPU time of each task (with its width's decomposition already built) and of
+each width's decomposition, then replays the schedule on K workers: each task goes, in the
+schedule's order, to the worker that is free first, and pays for its width's decomposition
+unless that worker used it for one of its last two widths (the engine keeps two). It reports
+the makespan (the time the last worker finishes) of the engine's schedule (chains split,
+costliest first) and of the old one (one task per width, widths in ascending order), beside the
+lower bound ``max(total / K, longest task)`` of each. Worker start-up and data transfer are not
+counted.
 """
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
 import time
 import warnings
@@ -37,6 +49,7 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 import lib
+from lib import grid_engine
 from lib.grid import evidence_grid
 
 S2_VALUES = np.logspace(-2, 2, 50)
@@ -90,7 +103,69 @@ def main(n_jobs: int = 2) -> dict:
     }
 
 
+# --------------------------------------------------------------------------- --simulate-workers
+
+
+def measure_tasks(data, tasks):
+    """CPU seconds of each task (its decomposition built) and of each width's decomposition."""
+    X_train, y_train, X_test, y_test = data
+    setup, run = {}, []
+    with threadpool_limits(limits=1):
+        for task in tasks:
+            if task.width not in setup:
+                grid_engine.forget_solvers()
+                start = time.process_time()
+                grid_engine._solver(X_train, X_test, task.width, S2_VALUES[-1], grid_engine.Work())
+                setup[task.width] = time.process_time() - start
+            start = time.process_time()
+            grid_engine.run_task(X_train, y_train, X_test, y_test, S2_VALUES, task)
+            run.append(time.process_time() - start)
+    return run, setup
+
+
+def makespan(tasks, run, setup, workers: int, keep: int = 2) -> float:
+    """Replay ``tasks`` in order on ``workers``: each goes to the first free worker and pays its
+    width's decomposition unless that worker used it for one of its last ``keep`` widths."""
+    free = [(0.0, k) for k in range(workers)]
+    built = [[] for _ in range(workers)]
+    for task, seconds in zip(tasks, run):
+        t, k = heapq.heappop(free)
+        if task.width not in built[k]:
+            seconds += setup[task.width]
+        built[k] = ([w for w in built[k] if w != task.width] + [task.width])[-keep:]
+        heapq.heappush(free, (t + seconds, k))
+    return max(t for t, _ in free)
+
+
+def simulate(workers) -> dict:
+    X, y = lib.load_lab_data()
+    data = lib.report_split(X, y)
+    schedules = {
+        "old": sorted(grid_engine.plan_tasks(data[0], S2_VALUES, WIDTHS, target_tasks=1),
+                      key=lambda task: task.width),
+        "new": grid_engine.plan_tasks(data[0], S2_VALUES, WIDTHS),
+    }
+    report = {}
+    for name, tasks in schedules.items():
+        run, setup = measure_tasks(data, tasks)
+        cold = [r + setup[task.width] for task, r in zip(tasks, run)]
+        report[name] = {
+            "tasks": len(tasks),
+            "cpu_seconds": round(sum(run) + sum(setup.values()), 2),
+            "makespan": {str(k): round(makespan(tasks, run, setup, k), 2) for k in workers},
+            "bound": {str(k): round(max(sum(run) / k + sum(setup.values()) / k, max(cold)), 2)
+                      for k in workers},
+        }
+    return report
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-jobs", type=int, default=2, help="parallel workers for the grid (default 2)")
-    print(json.dumps(main(parser.parse_args().n_jobs)))
+    parser.add_argument("--simulate-workers", type=int, nargs="+", metavar="K",
+                        help="report the makespan of the grid's schedule on K workers instead")
+    args = parser.parse_args()
+    if args.simulate_workers:
+        print(json.dumps(simulate(args.simulate_workers)))
+    else:
+        print(json.dumps(main(args.n_jobs)))

@@ -18,6 +18,15 @@ factors of prior and Gaussian cancel)::
 with ``log|A| = 2 sum_i log L_ii`` from the Cholesky factor ``A = L L^T`` (book eq.
 ``eq-ev-cholesky``).
 
+Other likelihoods and priors plug into the same code (book chapter "The probit likelihood"):
+:func:`fit_laplace` takes ``likelihood=`` (a :class:`lib.likelihood.Likelihood`, three
+per-point functions of the activations: ``log p``, its first derivative and ``W_nn``, minus its
+second; :data:`lib.likelihood.LOGISTIC` by default, :data:`lib.probit.PROBIT` the erfc model
+of Barrett's note), and ``s2`` may be a vector of per-weight prior variances (a separate prior
+variance for the bias), ``w ~ N(0, diag(s2))``: then ``I / s2`` is ``diag(1 / s2)``,
+``w.w / (2 s2)`` is ``sum_i w_i^2 / (2 s2_i)`` and ``(M/2) log s2`` is
+``(1/2) sum_i log s2_i``. With the defaults every result is the logistic one, bit for bit.
+
 Rasmussen & Williams (2006), algorithm 3.1, finds the same mode in the dual (function-space)
 form, with ``f = Phi w`` and the kernel ``K = s2 Phi Phi^T``; :func:`fit_laplace` is its
 weight-space (primal) form. Line by line: line 4 (``W``) is the curvature in
@@ -37,7 +46,7 @@ import numpy as np
 from scipy.linalg import cho_solve, cholesky
 
 from ._validate import as_labels, as_matrix, as_vector, as_weights_design_labels, positive_int, positive_scalar
-from .likelihood import log_likelihood, log_likelihood_from_activations, sigmoid
+from .likelihood import LOGISTIC, Likelihood, log_likelihood_from_activations, sigmoid
 
 
 class ConvergenceError(RuntimeError):
@@ -54,8 +63,8 @@ class LaplacePosterior:
         Posterior mode.
     chol : ndarray, shape (M, M)
         Lower Cholesky factor ``L`` of the precision, ``A = L L^T``.
-    s2 : float
-        Prior variance.
+    s2 : float or ndarray, shape (M,)
+        Prior variance (one per weight if a vector).
     log_likelihood : float
         ``L(w_map)`` on the training data.
     n_iter : int
@@ -92,8 +101,8 @@ class LaplacePosterior:
         """
         return {
             "log_likelihood": self.log_likelihood,
-            "prior_quadratic": prior_quadratic(float(self.w_map @ self.w_map), self.s2),
-            "prior_normaliser": 0.0 - 0.5 * self.n_weights * float(np.log(self.s2)),  # 0.0 at s2 = 1
+            "prior_quadratic": _log_prior_quadratic(self.w_map, self.s2),
+            "prior_normaliser": _prior_normaliser(self.s2, self.n_weights),
             "occam_log_det": -0.5 * self.log_det_precision,
         }
 
@@ -132,9 +141,38 @@ def precision_matrix(w, Phi, s2) -> np.ndarray:
 
 def _precision(w, Phi, s2):
     s = sigmoid(Phi @ w)
-    A = (Phi.T * (s * (1.0 - s))) @ Phi
+    return _precision_from_curvature(s * (1.0 - s), Phi, s2)
+
+
+def _precision_from_curvature(W, Phi, s2):
+    """``A = Phi^T diag(W) Phi + diag(1 / s2)`` (``s2`` a float or a vector; no checks)."""
+    A = (Phi.T * W) @ Phi
     A[np.diag_indices_from(A)] += 1.0 / s2
     return A
+
+
+def _prior_variances(s2, M):
+    """``s2`` checked: a positive float, or a vector of M positive per-weight variances."""
+    if np.ndim(s2) == 0:
+        return positive_scalar(s2, "s2")
+    s2 = as_vector(s2, "s2", length=M)
+    if not np.all(s2 > 0):
+        raise ValueError("s2 must hold positive prior variances")
+    return s2
+
+
+def _log_prior_quadratic(w, s2) -> float:
+    """``-w.w / (2 s2)``, or ``-sum_i w_i^2 / (2 s2_i)`` for a vector ``s2`` (no checks)."""
+    if np.ndim(s2) == 0:
+        return prior_quadratic(float(w @ w), s2)
+    return -0.5 * float(np.sum(w * w / s2))
+
+
+def _prior_normaliser(s2, M) -> float:
+    """``-(M/2) log s2``, or ``-(1/2) sum_i log s2_i`` for a vector ``s2`` (no checks)."""
+    if np.ndim(s2) == 0:
+        return 0.0 - 0.5 * M * float(np.log(s2))  # 0.0 at s2 = 1
+    return -0.5 * float(np.sum(np.log(s2)))
 
 
 def prior_quadratic(sq_norm, s2) -> float:
@@ -188,13 +226,19 @@ def log_posterior(w, Phi, y, s2) -> float:
     return log_posterior_from_activations(Phi @ w, y, float(w @ w), s2)
 
 
-def fit_laplace(Phi, y, s2, *, w0=None, tol: float = 1e-10, max_iter: int = 100) -> LaplacePosterior:
+def fit_laplace(
+    Phi, y, s2, *, w0=None, tol: float = 1e-10, max_iter: int = 100,
+    likelihood: Likelihood = LOGISTIC,
+) -> LaplacePosterior:
     """MAP by Newton's method, then the Laplace approximation at the mode.
 
     Newton step (the gradient of ``Psi`` over its negative Hessian ``A``), solved with
     Cholesky::
 
         g = Phi^T (y - sigma(Phi w)) - w / s2,     A d = g,     w <- w + t d
+
+(for another ``likelihood``, ``y - sigma(Phi w)`` is its ``gradient`` and ``W`` in ``A`` its
+``curvature``; for a vector ``s2``, ``w / s2`` and ``I / s2`` are elementwise).
 
     with ``t`` halved until ``Psi`` does not decrease (a safeguard far from the mode).
     Converged when ``max |t d| <= tol * (1 + max |w|)`` or, in activation space,
@@ -206,14 +250,16 @@ def fit_laplace(Phi, y, s2, *, w0=None, tol: float = 1e-10, max_iter: int = 100)
         Training design.
     y : array_like, shape (N,)
         Training labels 0/1.
-    s2 : float
-        Prior variance ``s2 > 0``.
+    s2 : float or array_like, shape (M,)
+        Prior variance ``s2 > 0``, or one per weight (``w ~ N(0, diag(s2))``).
     w0 : array_like, shape (M,), optional
         Starting point (a warm start); zeros by default.
     tol : float
         Relative tolerance on the Newton step.
     max_iter : int
         Maximum number of Newton iterations.
+    likelihood : lib.likelihood.Likelihood
+        The likelihood; the logistic one by default.
 
     Returns
     -------
@@ -227,20 +273,30 @@ def fit_laplace(Phi, y, s2, *, w0=None, tol: float = 1e-10, max_iter: int = 100)
     Phi = as_matrix(Phi, "Phi")
     N, M = Phi.shape
     y = as_labels(y, "y", length=N)
-    s2 = positive_scalar(s2, "s2")
+    s2 = _prior_variances(s2, M)
+    if not isinstance(likelihood, Likelihood):
+        raise TypeError(f"likelihood must be a lib.likelihood.Likelihood, got {likelihood!r}")
+    lik = likelihood
     tol = positive_scalar(tol, "tol")
     max_iter = positive_int(max_iter, "max_iter")
     w = np.zeros(M) if w0 is None else as_vector(w0, "w0", length=M).copy()
 
-    psi = log_posterior_from_activations(Phi @ w, y, float(w @ w), s2)
+    def psi_at(w):
+        # Psi = L + log prior (up to its constant); for the logistic likelihood and a scalar
+        # s2 this is log_posterior_from_activations, operation for operation
+        return lik.log_likelihood(Phi @ w, y) + _log_prior_quadratic(w, s2)
+
+    psi = psi_at(w)
     for it in range(1, max_iter + 1):
-        g = Phi.T @ (y - sigmoid(Phi @ w)) - w / s2          # gradient of Psi
-        L = cholesky(_precision(w, Phi, s2), lower=True)      # A = L L^T
+        a = Phi @ w
+        g = Phi.T @ lik.gradient(a, y) - w / s2               # gradient of Psi
+        A = _precision_from_curvature(lik.curvature(a, y), Phi, s2)
+        L = cholesky(A, lower=True)                           # A = L L^T
         d = cho_solve((L, True), g)                           # Newton direction A^{-1} g
         t = 1.0
         while True:                                           # step halving safeguard
             w_new = w + t * d
-            psi_new = log_posterior_from_activations(Phi @ w_new, y, float(w_new @ w_new), s2)
+            psi_new = psi_at(w_new)
             if psi_new >= psi - 1e-12 * abs(psi) or t < 1e-10:
                 break
             t *= 0.5
@@ -255,12 +311,14 @@ def fit_laplace(Phi, y, s2, *, w0=None, tol: float = 1e-10, max_iter: int = 100)
             break
     else:
         raise ConvergenceError(
-            f"Newton's method did not converge in max_iter={max_iter} iterations (s2={s2}); "
+            f"Newton's method did not converge in max_iter={max_iter} iterations (s2={s2}, "
+            f"{lik.name} likelihood); "
             "raise max_iter or loosen tol"
         )
-    L = cholesky(_precision(w, Phi, s2), lower=True)          # precision at the mode
+    a = Phi @ w
+    L = cholesky(_precision_from_curvature(lik.curvature(a, y), Phi, s2), lower=True)
     return LaplacePosterior(
-        w_map=w, chol=L, s2=s2, log_likelihood=log_likelihood(w, Phi, y), n_iter=it
+        w_map=w, chol=L, s2=s2, log_likelihood=lik.log_likelihood(a, y), n_iter=it
     )
 
 

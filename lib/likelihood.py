@@ -14,6 +14,9 @@ writes as ``log(1 - sigma(a))`` (= ``log sigma(-a)``) never becomes ``log 0``.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
 import numpy as np
 from scipy.special import expit
 
@@ -156,3 +159,41 @@ def average_log_likelihood_logits(a, y) -> float:
     a = as_vector(a, "a")
     y = as_labels(y, "y", length=a.shape[0])
     return float(np.mean(label_log_probs(a, y)))
+
+
+@dataclass(frozen=True)
+class Likelihood:
+    """A Bernoulli likelihood as three per-point functions of the activations ``a = Phi w``.
+
+    What :func:`lib.laplace.fit_laplace` needs of a likelihood (labels ``y in {0, 1}``):
+
+    ``log_likelihood(a, y)``
+        ``L = sum_n log p(y_n | a_n)`` (a float);
+    ``gradient(a, y)``
+        ``d log p(y_n | a_n) / da_n`` per point, so ``grad L(w) = Phi^T gradient(a, y)``;
+    ``curvature(a, y)``
+        ``W_nn = -d^2 log p(y_n | a_n) / da_n^2`` per point, so ``hess L(w) = -Phi^T W Phi``.
+
+    No input checks (hot paths). :data:`LOGISTIC` is the book's model; the probit (erfc)
+    likelihood of Barrett's note is :data:`lib.probit.PROBIT`.
+    """
+
+    name: str
+    log_likelihood: Callable[[np.ndarray, np.ndarray], float]
+    gradient: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    curvature: Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+def _logistic_gradient(a, y) -> np.ndarray:
+    return y - sigmoid(a)
+
+
+def _logistic_curvature(a, y) -> np.ndarray:
+    s = sigmoid(a)
+    return s * (1.0 - s)
+
+
+#: The logistic likelihood ``p(y = 1 | a) = sigma(a)``: ``W_nn = sigma_n (1 - sigma_n)``.
+LOGISTIC = Likelihood(
+    "logistic", log_likelihood_from_activations, _logistic_gradient, _logistic_curvature
+)

@@ -201,3 +201,38 @@ def test_log_posterior_is_likelihood_plus_log_prior(small_problem):
     by_hand = np.sum(y * np.log(p) + (1 - y) * np.log1p(-p)) - w @ w / (2 * 0.7)
     assert lib.laplace.log_posterior(w, Phi, y, 0.7) == pytest.approx(by_hand, rel=1e-12)
     assert lib.laplace.log_posterior_from_activations(a, y, w @ w, 0.7) == pytest.approx(by_hand, rel=1e-12)
+
+
+def test_explicit_logistic_likelihood_is_bit_identical(small_problem):
+    from lib.likelihood import LOGISTIC
+    Phi, y = small_problem["Phi"], small_problem["y"]
+    default = lib.fit_laplace(Phi, y, 2.0)
+    explicit = lib.fit_laplace(Phi, y, 2.0, likelihood=LOGISTIC)
+    assert np.array_equal(default.w_map, explicit.w_map)
+    assert np.array_equal(default.chol, explicit.chol)
+    assert default.log_evidence == explicit.log_evidence
+
+
+def test_per_weight_prior_variances(small_problem):
+    Phi, y = small_problem["Phi"], small_problem["y"]
+    s2 = np.full(Phi.shape[1], 2.0)
+    s2[-1] = 50.0                                          # a wide prior on the bias
+    post = lib.fit_laplace(Phi, y, s2)
+    g = lib.gradient(post.w_map, Phi, y) - post.w_map / s2
+    assert np.max(np.abs(g)) < 1e-8
+    A = -lib.hessian(post.w_map, Phi, y) + np.diag(1.0 / s2)
+    np.testing.assert_allclose(post.precision, A, atol=1e-10)
+    expected = (lib.log_likelihood(post.w_map, Phi, y) - np.sum(post.w_map**2 / (2 * s2))
+                - 0.5 * np.sum(np.log(s2)) - 0.5 * np.linalg.slogdet(A)[1])
+    assert post.log_evidence == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("s2, match", [([1.0, 2.0], "length"), (np.array([1.0] * 40 + [-1.0]), "positive")])
+def test_rejects_bad_prior_vector(small_problem, s2, match):
+    with pytest.raises(ValueError, match=match):
+        lib.fit_laplace(small_problem["Phi"], small_problem["y"], s2)
+
+
+def test_rejects_non_likelihood(small_problem):
+    with pytest.raises(TypeError, match="Likelihood"):
+        lib.fit_laplace(small_problem["Phi"], small_problem["y"], 1.0, likelihood="probit")

@@ -77,3 +77,11 @@ def test_input_checks(small):
         gp.predict_latent(fit, np.ones((3, 2)), [1.0, 1.0])
     with pytest.raises(ValueError):
         gp.rbf_kernel(X, X, -1.0, 1.0)
+
+
+def test_newton_cg_matches_cholesky(small):
+    X, y, _ = small
+    K = gp.rbf_kernel(X, X, 3.0, 0.7)
+    log_z, n_cg, residuals = gp.newton_cg(K, y, 1e-12)
+    assert abs(log_z - gp.fit_gp_laplace(K, y).log_evidence) < 1e-8
+    assert residuals[-1] <= 1e-12 and n_cg >= len(residuals)

@@ -25,6 +25,8 @@ Under a Gaussian ``a ~ N(mu, v)`` the predictive is exact (:func:`predictive_pro
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.special import erfc, erfcx, log_ndtr, ndtr
 
@@ -49,7 +51,8 @@ def erfc_ratio(h) -> np.ndarray:
 
     ``r(h) = -d log erfc(h) / dh``; ``r(h) ~ 2 h`` for large ``h``, ``r(h) -> 0`` for ``h -> -inf``.
     """
-    return 2.0 / (SQRT_PI * erfcx(np.asarray(h, dtype=float)))
+    with np.errstate(over="ignore"):        # erfcx = inf (h < -26.6): r = 0, its limit
+        return 2.0 / (SQRT_PI * erfcx(np.asarray(h, dtype=float)))
 
 
 def naive_log_half_erfc(h) -> np.ndarray:
@@ -137,3 +140,67 @@ def prior_variances(alpha2, beta2, n_weights) -> np.ndarray:
     s2 = np.full(n_weights, float(alpha2))
     s2[-1] = float(beta2)
     return s2
+
+
+@dataclass(frozen=True)
+class ProbitOptimum:
+    """Hyper-parameters ``(alpha2, beta2, l)`` of largest Laplace log evidence found.
+
+    ``path`` holds ``(alpha2, beta2, l, log Z)`` at each evaluation; ``posterior`` is the
+    Laplace fit at the optimum.
+    """
+
+    alpha2: float
+    beta2: float
+    width: float
+    log_evidence: float
+    n_evaluations: int
+    success: bool
+    posterior: object
+    path: tuple
+
+
+def maximise_evidence(X_train, y_train, start=(1.0, 1.0, 0.5), *, step: float = 1e-4,
+                      bounds=((1e-3, 1e3), (1e-3, 1e3), (1e-2, 10.0)),
+                      gtol: float = 1e-4) -> ProbitOptimum:
+    """Maximise the Laplace log evidence of the probit RBF model over ``(alpha2, beta2, l)``.
+
+    L-BFGS-B on ``theta = log(alpha2, beta2, l)`` with central-difference gradients of
+    ``log Z(theta)`` (step ``step`` in ``theta``); each ``log Z`` is
+    :func:`lib.laplace.fit_laplace` with :data:`PROBIT` and the prior variances of
+    :func:`prior_variances`, warm-started from the last mode found.
+    """
+    from scipy.optimize import minimize
+
+    from .features import rbf_from_squared_distances, squared_distances
+    from .laplace import fit_laplace
+
+    X_train = np.asarray(X_train, dtype=float)
+    y_train = np.asarray(y_train, dtype=float)
+    d2 = squared_distances(X_train, X_train)
+    state = {"w": None, "path": [], "best": None}
+
+    def log_z(theta):
+        alpha2, beta2, width = np.exp(theta)
+        Phi = np.ones((d2.shape[0], d2.shape[1] + 1))
+        Phi[:, :-1] = rbf_from_squared_distances(d2, width)
+        post = fit_laplace(Phi, y_train, prior_variances(alpha2, beta2, Phi.shape[1]),
+                           w0=state["w"], likelihood=PROBIT, max_iter=500)
+        state["w"] = post.w_map
+        state["path"].append((alpha2, beta2, width, post.log_evidence))
+        if state["best"] is None or post.log_evidence > state["best"][1]:
+            state["best"] = (np.array(theta), post.log_evidence, post)
+        return post.log_evidence
+
+    def objective(theta):
+        value = log_z(theta)
+        grad = np.array([(log_z(theta + step * e) - log_z(theta - step * e)) / (2 * step)
+                         for e in np.eye(3)])
+        return -value, -grad
+
+    res = minimize(objective, np.log(start), jac=True, method="L-BFGS-B",
+                   bounds=[tuple(np.log(b)) for b in bounds], options={"gtol": gtol})
+    theta, value, post = state["best"]
+    alpha2, beta2, width = np.exp(theta)
+    return ProbitOptimum(float(alpha2), float(beta2), float(width), float(value),
+                         len(state["path"]), bool(res.success), post, tuple(state["path"]))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -217,6 +218,9 @@ def _cache_path(inputs, engine: str, warm_start: bool) -> Path:
     """``<cache>/grids/<sha256 of the inputs, the options and lib's source>.npz``."""
     from .data import cache_dir
 
+    with warnings.catch_warnings():   # cache_dir imports pooch, whose tqdm.auto warns in notebooks
+        warnings.simplefilter("ignore")
+        folder = cache_dir()
     digest = hashlib.sha256()
     for array in inputs:
         digest.update(repr((array.shape, array.dtype.str)).encode())
@@ -224,7 +228,7 @@ def _cache_path(inputs, engine: str, warm_start: bool) -> Path:
     digest.update(f"{engine} {warm_start} {np.__version__}".encode())
     for source in sorted(Path(__file__).parent.glob("*.py")):   # any change to lib: a new key
         digest.update(source.read_bytes())
-    return cache_dir() / "grids" / f"{digest.hexdigest()}.npz"
+    return folder / "grids" / f"{digest.hexdigest()}.npz"
 
 
 def _store(path: Path, table) -> None:

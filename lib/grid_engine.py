@@ -35,6 +35,7 @@ can pin them.
 from __future__ import annotations
 
 import hashlib
+from contextlib import contextmanager
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -601,6 +602,26 @@ def form_and_directions(X_train, width, s2_max) -> tuple[str, int]:
 #: the segments of one width's chain that run in the same process share its decomposition.
 _SOLVERS: dict = {}
 _KEEP_SOLVERS = 2
+
+
+@contextmanager
+def settings(**constants):
+    """Change the engine's constants (e.g. ``MAX_CHORD=0``) inside a ``with`` block.
+
+    For experiments and tests: what each speed feature saves is measured by switching it off.
+    The store of decompositions is emptied on entry and exit (the constants choose the form).
+    """
+    unknown = [name for name in constants if not name.isupper() or name not in globals()]
+    if unknown:
+        raise ValueError(f"not constants of lib.grid_engine: {unknown}")
+    saved = {name: globals()[name] for name in constants}
+    forget_solvers()
+    globals().update(constants)
+    try:
+        yield
+    finally:
+        globals().update(saved)
+        forget_solvers()
 
 
 def forget_solvers() -> None:

@@ -88,18 +88,20 @@ def chains():
 
 def run(chains, **constants):
     data, s2, widths = chains
-    saved = {name: getattr(engine, name) for name in constants}
-    try:
-        for name, value in constants.items():
-            setattr(engine, name, value)
-        engine.forget_solvers()
-        work = engine.Work()
+    work = engine.Work()
+    with engine.settings(**constants):
         for width in widths:
             work.add(engine.chain_rows(*data, s2, width, s2[-1])[1])
-        return work
-    finally:
-        for name, value in saved.items():
-            setattr(engine, name, value)
+    return work
+
+
+def test_settings_are_restored():
+    with engine.settings(MAX_CHORD=0, EXTRAPOLATE=1):
+        assert (engine.MAX_CHORD, engine.EXTRAPOLATE) == (0, 1)
+    assert (engine.MAX_CHORD, engine.EXTRAPOLATE) == (40, 5)
+    with pytest.raises(ValueError, match="not constants"):
+        with engine.settings(max_chord=0):
+            pass
 
 
 def test_chord_steps_save_factorisations(chains):

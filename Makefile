@@ -59,6 +59,7 @@ lock: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/grid.py
+	$(BIN)/python benchmarks/grid.py --simulate-workers 2 16 64
 
 clean:
 	rm -rf _build

@@ -872,7 +872,7 @@ def _task_cost(per_point, start, stop):
     return per_point * (stop - start + _SETUP_POINTS + cold) + _SETUP_FIXED
 
 
-def plan_tasks(X_train, s2_sorted, widths, *, target_tasks=TARGET_TASKS, min_segment=MIN_SEGMENT):
+def plan_tasks(X_train, s2_sorted, widths, *, target_tasks=None, min_segment=None):
     """The tasks of a grid, costliest first.
 
     Each width's chain is split into the fewest segments of consecutive ``s2`` values (as
@@ -892,13 +892,17 @@ def plan_tasks(X_train, s2_sorted, widths, *, target_tasks=TARGET_TASKS, min_seg
     s2_sorted : ndarray, shape (S,)
         Prior variances, ascending.
     widths : ndarray, shape (P,)
-    target_tasks : int
-    min_segment : int
+    target_tasks : int, optional
+        Default :data:`TARGET_TASKS`.
+    min_segment : int, optional
+        Default :data:`MIN_SEGMENT`.
 
     Returns
     -------
     list of Task
     """
+    target_tasks = TARGET_TASKS if target_tasks is None else target_tasks
+    min_segment = MIN_SEGMENT if min_segment is None else min_segment
     per_point = estimate_costs(X_train, widths, s2_sorted[-1])
     S = len(s2_sorted)
     limit = sum(_task_cost(p, 0, S) for p in per_point) / target_tasks

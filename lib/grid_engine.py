@@ -12,8 +12,9 @@ checks it for each solver form below). The work is shared across the grid:
     the bias, an exact reduction of the model (book eqs. ``grid-reduced``,
     ``engine-reduced-variance``);
   - *dual* (narrow bumps, ``R`` of full rank): the ``N x N`` matrix
-    ``B = I + s2 W^1/2 Phi Phi^T W^1/2`` of Rasmussen & Williams (2006), algorithm 3.1
-    (book eqs. ``grid-dual``, ``engine-dual-newton``);
+    ``B = I + s2 W^1/2 Phi Phi^T W^1/2`` of Rasmussen & Williams (2006), algorithm 3.1,
+    and the variances of their algorithm 3.2 (book eqs. ``grid-dual``, ``engine-dual-newton``,
+    ``engine-dual-variance``);
   - *banded dual* (narrowest bumps): ``B`` block tridiagonal plus the bias's rank-one term,
     factorised block by block, with the variances by selected inversion (book eq.
     ``engine-banded``);
@@ -24,8 +25,9 @@ checks it for each solver form below). The work is shared across the grid:
   the one factorisation a point usually needs; Newton's step with that factor is the **final
   polish**, and the log determinant is moved to the MAP to first order (book eq.
   ``engine-logdet-update``);
-* **tasks** of a few widths' chains, scheduled costliest first (:func:`plan_tasks`), run in
-  parallel by :func:`lib.grid.evidence_grid`.
+* **tasks**: each width's chain of ``s2`` values, the costliest split into segments, handed
+  to the workers costliest first (:func:`plan_tasks`) by :func:`lib.grid.evidence_grid`;
+  the split depends on the grid alone, so the table is the same on any number of workers.
 
 The derivations are in the book's appendix chapter "How the grid is computed fast"
 (``chapters/grid_engine.ipynb``); the equation labels above are its. :class:`Work` counts
@@ -194,7 +196,13 @@ class _Primal:
 
 class _Dual:
     """Gram matrix ``K`` (N x N): the MAP in the form ``a = s2 K alpha`` (eqs. ``grid-dual``,
-    ``engine-dual-newton``)."""
+    ``engine-dual-newton``, ``engine-dual-variance``).
+
+    Rasmussen & Williams (2006) with the kernel matrix ``s2 K``: :meth:`factor` is line 5 of
+    algorithm 3.1 (``L = cholesky(B)``; ``log|B|`` enters line 10's ``log q``), :meth:`step`
+    lines 6-8 (the Newton update, in residual form), :meth:`variances` lines 5-6 of algorithm
+    3.2 (``v = L^{-1} W^1/2 k*``, ``V[f*] = k(x*, x*) - v.v``) for the test inputs.
+    """
 
     def __init__(self, K, K_test, sqnorm_test):
         self.K, self.K_test, self.sqnorm_test = K, K_test, sqnorm_test
@@ -259,7 +267,8 @@ class _Dual:
         return alpha_new, self.activations(alpha_new, s2)
 
     def variances(self, fac, s2):
-        """Posterior variances of the train and test activations, from the factor."""
+        """Posterior variances of the train and test activations, from the factor
+        (eq. ``engine-dual-variance``)."""
         r = np.sqrt(fac.W)
         diag_inv, quadratic = self._inverse_parts(fac)
         one_minus = 1.0 - diag_inv                     # 1 - diag(B^{-1})

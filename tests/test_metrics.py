@@ -65,17 +65,3 @@ def test_activation_scores_from_logits():
     q = lib.sigmoid(rho * mu)
     assert scores["ll_pred"] == pytest.approx(np.mean(np.log(np.where(y == 1, q, 1 - q))))
     assert scores["ll_pred"] != scores["ll_map"]
-
-
-def test_activation_scores_match_grid_split_scores_bit_for_bit():
-    """The grid's per-point scores (lib.grid.split_scores, while it exists) are these numbers."""
-    grid = pytest.importorskip("lib.grid")
-    if not hasattr(grid, "split_scores"):
-        pytest.skip("lib.grid.split_scores was replaced by lib.metrics.activation_scores")
-    rng = np.random.default_rng(0)
-    mu = rng.normal(size=500) * rng.choice([0.1, 10.0, 1e3], size=500)
-    var = rng.exponential(size=500) * rng.choice([0.0, 1.0, 1e4], size=500)
-    y = (rng.random(500) < 0.5).astype(float)
-    ours = lib.metrics.activation_scores(mu, var, y)
-    theirs = grid.split_scores(mu, var, y, "test")
-    assert ours == {k: theirs[f"test_{k}"] for k in ours}

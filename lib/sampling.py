@@ -40,7 +40,8 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.special import expit, gammaln, logsumexp
 
-from .laplace import LaplacePosterior
+from .laplace import LaplacePosterior, prior_quadratic
+from .likelihood import log_sigmoid
 
 try:  # the sampler's framework; the quadrature and importance sampling need only NumPy
     import jax
@@ -158,8 +159,9 @@ def _log_joint(W, Phi, sign, s2, chunk: int = 2048):
     for i in range(0, W.shape[0], chunk):
         Wc = W[i : i + chunk]
         a = Wc @ Phi.T                                          # (S, N) activations
-        out[i : i + chunk] = -np.logaddexp(0.0, -a * sign).sum(axis=1)
-        out[i : i + chunk] -= np.einsum("sm,sm->s", Wc, Wc) / (2.0 * s2)
+        # Psi for each row: lib's log-sigmoid and prior term, batched over the S draws
+        out[i : i + chunk] = log_sigmoid(a * sign).sum(axis=1)
+        out[i : i + chunk] += prior_quadratic(np.einsum("sm,sm->s", Wc, Wc), s2)
     return out - 0.5 * M * np.log(2.0 * np.pi * s2)
 
 

@@ -1,0 +1,180 @@
+"""Softmax regression for K classes: likelihood, Newton MAP, Laplace posterior, predictive.
+
+Notation (chapters/intro.md): the weights of class k are ``w_k`` (length M), stacked class by
+class into one vector ``w = (w_1, ..., w_K)`` of length KM; the matrix ``W`` has shape (M, K),
+column k is ``w_k``. ``Phi`` is the design matrix (N, M), ``Y`` the one-hot labels (N, K).
+The log-likelihood is ``L(w) = sum_n sum_k y_nk log s_nk`` with ``s_n = softmax(W^T phi_n)``
+{cite}`notesch7`, and the log posterior ``Psi(w) = L(w) - w^T w / (2 s2)`` under the prior
+``N(0, s2 I)``. Laplace: ``A = -grad grad Psi`` at the MAP, posterior ``N(w_MAP, A^{-1})``
+{cite}`bishop2006prml` (sections 4.3.4, 4.4).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.linalg import cho_factor, cho_solve, solve_triangular
+from scipy.special import log_softmax, softmax
+
+from lib import _validate
+
+__all__ = [
+    "one_hot", "log_likelihood", "gradient", "hessian", "log_posterior",
+    "SoftmaxLaplace", "fit_softmax_laplace", "activation_moments",
+    "predictive_mc", "predictive_moderated",
+]
+
+
+def one_hot(y, K: int | None = None) -> np.ndarray:
+    """Integer labels 0..K-1 (length N) -> one-hot matrix (N, K) of 0.0/1.0."""
+    y = np.asarray(y)
+    if y.ndim != 1 or y.size == 0 or not np.issubdtype(y.dtype, np.integer):
+        raise ValueError(f"y must be a non-empty 1-D integer array, got {y.dtype} {y.shape}")
+    if y.min() < 0:
+        raise ValueError("y must hold labels 0, 1, ..., K-1")
+    K = int(y.max()) + 1 if K is None else _validate.positive_int(K, "K")
+    if y.max() >= K:
+        raise ValueError(f"y holds label {int(y.max())} >= K = {K}")
+    return np.eye(K)[y]
+
+
+def _check(w, Phi, Y):
+    Phi = _validate.as_matrix(Phi, "Phi")
+    Y = _validate.as_matrix(Y, "Y")
+    if Y.shape[0] != Phi.shape[0]:
+        raise ValueError(f"Y has {Y.shape[0]} rows, Phi {Phi.shape[0]}")
+    M, K = Phi.shape[1], Y.shape[1]
+    w = _validate.as_vector(w, "w", length=K * M)
+    return w.reshape(K, M).T, Phi, Y
+
+
+def log_likelihood(w, Phi, Y) -> float:
+    """L(w) = sum_n sum_k y_nk log softmax_k(W^T phi_n)."""
+    W, Phi, Y = _check(w, Phi, Y)
+    return float(np.sum(Y * log_softmax(Phi @ W, axis=1)))
+
+
+def gradient(w, Phi, Y) -> np.ndarray:
+    """grad_{w_k} L = sum_n (y_nk - s_nk) phi_n, stacked class by class (length KM)."""
+    W, Phi, Y = _check(w, Phi, Y)
+    S = softmax(Phi @ W, axis=1)
+    return (Phi.T @ (Y - S)).T.ravel()
+
+
+def hessian(w, Phi, Y=None) -> np.ndarray:
+    """grad grad L: block (j, k) = -sum_n s_nj (delta_jk - s_nk) phi_n phi_n^T, shape (KM, KM)."""
+    Phi = _validate.as_matrix(Phi, "Phi")
+    M = Phi.shape[1]
+    w = _validate.as_vector(w, "w")
+    if w.size % M:
+        raise ValueError(f"w has length {w.size}, not a multiple of M = {M}")
+    K = w.size // M
+    S = softmax(Phi @ w.reshape(K, M).T, axis=1)
+    H = np.empty((K * M, K * M))
+    for j in range(K):
+        for k in range(j, K):
+            c = S[:, j] * ((j == k) - S[:, k])
+            B = -(Phi.T * c) @ Phi
+            H[j * M:(j + 1) * M, k * M:(k + 1) * M] = B
+            H[k * M:(k + 1) * M, j * M:(j + 1) * M] = B.T
+    return H
+
+
+def log_posterior(w, Phi, Y, s2) -> float:
+    """Psi(w) = L(w) - w^T w / (2 s2) (unnormalised log posterior)."""
+    s2 = _validate.positive_scalar(s2, "s2")
+    w = _validate.as_vector(w, "w")
+    return log_likelihood(w, Phi, Y) - w @ w / (2 * s2)
+
+
+@dataclass(frozen=True)
+class SoftmaxLaplace:
+    """Laplace posterior N(w_map, A^{-1}); ``L`` is the lower Cholesky factor of A."""
+
+    w_map: np.ndarray
+    L: np.ndarray
+    s2: float
+    K: int
+    M: int
+    n_iter: int
+
+    @property
+    def W_map(self) -> np.ndarray:
+        """The MAP weights as an (M, K) matrix, column k = w_k."""
+        return self.w_map.reshape(self.K, self.M).T
+
+    @property
+    def covariance(self) -> np.ndarray:
+        """A^{-1}, shape (KM, KM)."""
+        Linv = solve_triangular(self.L, np.eye(self.L.shape[0]), lower=True)
+        return Linv.T @ Linv
+
+
+def fit_softmax_laplace(Phi, Y, s2, *, tol: float = 1e-10, max_iter: int = 100) -> SoftmaxLaplace:
+    """MAP by Newton's method with step halving, then the Laplace posterior.
+
+    Each step solves ``A d = grad Psi`` with ``A = -grad grad L + I / s2`` (Cholesky of the
+    KM x KM precision); the step is halved until Psi does not decrease. Stops when the
+    largest gradient entry is below ``tol``.
+    """
+    Phi = _validate.as_matrix(Phi, "Phi")
+    Y = _validate.as_matrix(Y, "Y")
+    s2 = _validate.positive_scalar(s2, "s2")
+    M, K = Phi.shape[1], Y.shape[1]
+    w = np.zeros(K * M)
+    psi = log_posterior(w, Phi, Y, s2)
+    for it in range(1, max_iter + 1):
+        g = gradient(w, Phi, Y) - w / s2
+        A = -hessian(w, Phi) + np.eye(K * M) / s2
+        if np.max(np.abs(g)) < tol:
+            break
+        d = cho_solve(cho_factor(A, lower=True), g)
+        t = 1.0
+        while True:
+            w_new = w + t * d
+            psi_new = log_posterior(w_new, Phi, Y, s2)
+            if psi_new >= psi or t < 1e-10:
+                break
+            t /= 2
+        w, psi = w_new, psi_new
+    else:
+        raise RuntimeError(f"Newton did not converge in {max_iter} iterations")
+    L = np.linalg.cholesky(A)
+    return SoftmaxLaplace(w_map=w, L=L, s2=s2, K=K, M=M, n_iter=it)
+
+
+def activation_moments(post: SoftmaxLaplace, Phi_star):
+    """Mean (N*, K) and covariance (N*, K, K) of the activations a = W^T phi under the posterior."""
+    Phi_star = _validate.as_matrix(Phi_star, "Phi_star", n_cols=post.M)
+    mean = Phi_star @ post.W_map
+    C = post.covariance.reshape(post.K, post.M, post.K, post.M)
+    cov = np.einsum("nm,jmkp,np->njk", Phi_star, C, Phi_star)
+    return mean, cov
+
+
+def predictive_mc(post: SoftmaxLaplace, Phi_star, n_samples: int = 4000, seed: int = 0):
+    """Monte Carlo p(C_k | phi) = E[softmax(a)] over a ~ N(mean, cov) per point, seeded."""
+    n_samples = _validate.positive_int(n_samples, "n_samples")
+    mean, cov = activation_moments(post, Phi_star)
+    rng = np.random.default_rng(seed)
+    z = rng.standard_normal((n_samples, post.K))
+    chol = np.linalg.cholesky(cov + 1e-12 * np.eye(post.K))
+    a = mean[:, None, :] + np.einsum("njk,sk->nsj", chol, z)
+    return softmax(a, axis=2).mean(axis=1)
+
+
+def predictive_moderated(post: SoftmaxLaplace, Phi_star):
+    """Closed-form approximation: softmax of the centred means, each moderated by its variance.
+
+    The softmax is unchanged by adding one number to every activation, so the activations are
+    first centred, ``c = a - mean_k(a_k)`` (mean ``mu_c``, covariance ``P Sigma P`` with
+    ``P = I - 11^T / K``); each class's ``mu_c,k`` is then divided by
+    ``sqrt(1 + pi sigma_c,k^2 / 8)`` as in the binary probit approximation (Bishop 2006,
+    section 4.5.2) and passed through the softmax. Correlations between classes are ignored:
+    an approximation, not exact (the chapter compares it with Monte Carlo).
+    """
+    mean, cov = activation_moments(post, Phi_star)
+    P = np.eye(post.K) - 1.0 / post.K
+    mean_c = mean @ P
+    var_c = np.einsum("ij,njk,ki->ni", P, cov, P)
+    return softmax(mean_c / np.sqrt(1 + np.pi * var_c / 8), axis=1)

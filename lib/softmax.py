@@ -97,6 +97,7 @@ class SoftmaxLaplace:
     K: int
     M: int
     n_iter: int
+    """Newton steps taken."""
 
     @property
     def W_map(self) -> np.ndarray:
@@ -114,8 +115,8 @@ def fit_softmax_laplace(Phi, Y, s2, *, tol: float = 1e-10, max_iter: int = 100) 
     """MAP by Newton's method with step halving, then the Laplace posterior.
 
     Each step solves ``A d = grad Psi`` with ``A = -grad grad L + I / s2`` (Cholesky of the
-    KM x KM precision); the step is halved until Psi does not decrease. Stops when the
-    largest gradient entry is below ``tol``.
+    KM x KM precision); the step is halved until Psi does not decrease (beyond rounding).
+    Stops when the largest gradient entry is below ``tol``; ``n_iter`` counts the steps taken.
     """
     Phi = _validate.as_matrix(Phi, "Phi")
     Y = _validate.as_matrix(Y, "Y")
@@ -133,14 +134,15 @@ def fit_softmax_laplace(Phi, Y, s2, *, tol: float = 1e-10, max_iter: int = 100) 
         while True:
             w_new = w + t * d
             psi_new = log_posterior(w_new, Phi, Y, s2)
-            if psi_new >= psi or t < 1e-10:
+            # accept unless Psi drops by more than rounding error
+            if psi_new >= psi - 1e-12 * (1 + abs(psi)) or t < 1e-10:
                 break
             t /= 2
         w, psi = w_new, psi_new
     else:
         raise RuntimeError(f"Newton did not converge in {max_iter} iterations")
     L = np.linalg.cholesky(A)
-    return SoftmaxLaplace(w_map=w, L=L, s2=s2, K=K, M=M, n_iter=it)
+    return SoftmaxLaplace(w_map=w, L=L, s2=s2, K=K, M=M, n_iter=it - 1)
 
 
 def activation_moments(post: SoftmaxLaplace, Phi_star):

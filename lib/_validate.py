@@ -171,15 +171,24 @@ def bounds(value, name: str) -> tuple[float, float]:
     return lo, hi
 
 
+def _integer(value, name: str, minimum: int, expected: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
+        raise TypeError(f"{name} must be {expected}, got {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"{name} must be {expected}, got {value!r}")
+    return int(value)
+
+
 def positive_int(value, name: str, *, allow_none: bool = False) -> int | None:
     """Return ``value`` as a positive int, or raise naming ``name``."""
     if value is None and allow_none:
         return None
-    if isinstance(value, bool) or not isinstance(value, (numbers.Integral, np.integer)):
-        raise TypeError(f"{name} must be a positive integer, got {type(value).__name__}")
-    if value <= 0:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+    return _integer(value, name, 1, "a positive integer")
+
+
+def int_at_least(value, name: str, minimum: int) -> int:
+    """Return ``value`` as an int ``>= minimum``, or raise naming ``name``."""
+    return _integer(value, name, minimum, f"an integer >= {minimum}")
 
 
 def batch_size(value, n_rows: int, name: str = "batch_size") -> int | None:

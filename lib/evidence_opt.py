@@ -73,7 +73,7 @@ from ._validate import as_labels, as_matrix, positive_int, positive_pair, positi
 from ._validate import bounds as check_bounds
 from .features import rbf_features, rbf_from_squared_distances, squared_distances
 from .laplace import ConvergenceError, LaplacePosterior, fit_laplace, log_posterior_from_activations
-from .likelihood import sigmoid
+from .likelihood import logistic_curvature, sigmoid
 
 #: Default search box, the range of the book's 50 x 50 grid: s2 in [0.01, 100], l in [0.01, 10].
 DEFAULT_S2_BOUNDS = (1e-2, 1e2)
@@ -168,8 +168,9 @@ def _evidence_gradient(d2, y, s2, width, w0=None, *, width_derivative=True) -> E
     post = fit_laplace(Phi, y, s2, w0=w0, max_iter=500)
     w, L = post.w_map, post.chol
     M = w.shape[0]
-    s = sigmoid(Phi @ w)
-    W = s * (1.0 - s)                                         # diagonal of W
+    a = Phi @ w
+    s = sigmoid(a)
+    W = logistic_curvature(a)                                 # diagonal of W
     W3 = W * (1.0 - 2.0 * s)                                  # dW_nn/da_n (third derivative of L)
 
     C = solve_triangular(L, Phi.T, lower=True)                # L^{-1} Phi^T, (M, N)

@@ -23,7 +23,7 @@ from scipy.linalg import cholesky, solve_triangular
 from ._validate import as_labels, as_matrix, positive_int, positive_scalar
 from .features import squared_distances
 from .laplace import ConvergenceError
-from .likelihood import log_sigmoid, sigmoid
+from .likelihood import log_likelihood_from_activations, logistic_curvature, sigmoid
 
 
 def basis_kernel(Phi_a, Phi_b, s2) -> np.ndarray:
@@ -97,10 +97,6 @@ class GPLaplace:
     n_iter: int
 
 
-def _loglik(f, y):
-    return float(np.sum(log_sigmoid((2.0 * y - 1.0) * f)))
-
-
 def fit_gp_laplace(K, y, *, tol: float = 1e-12, max_iter: int = 100) -> GPLaplace:
     """Mode, ``B`` and log marginal likelihood by R&W algorithm 3.1.
 
@@ -140,7 +136,7 @@ def fit_gp_laplace(K, y, *, tol: float = 1e-12, max_iter: int = 100) -> GPLaplac
     f = np.zeros(N)
     for it in range(1, max_iter + 1):
         pi = sigmoid(f)
-        w = pi * (1.0 - pi)
+        w = logistic_curvature(f)
         sw = np.sqrt(w)
         L = _chol_b(K, sw)
         b = w * f + (y - pi)
@@ -154,10 +150,10 @@ def fit_gp_laplace(K, y, *, tol: float = 1e-12, max_iter: int = 100) -> GPLaplac
     else:
         raise ConvergenceError(f"Newton (algorithm 3.1) did not converge in {max_iter} iterations")
     pi = sigmoid(f)
-    sw = np.sqrt(pi * (1.0 - pi))
+    sw = np.sqrt(logistic_curvature(f))
     L = _chol_b(K, sw)
     grad = y - pi
-    loglik = _loglik(f, y)
+    loglik = log_likelihood_from_activations(f, y)
     log_q = -0.5 * float(grad @ f) + loglik - float(np.sum(np.log(np.diag(L))))
     return GPLaplace(f, grad, sw, L, loglik, log_q, it)
 
@@ -292,7 +288,7 @@ def newton_cg(K, y, cg_rtol, *, max_newton: int = 30, tol: float = 1e-12):
     history = []
     for _ in range(max_newton):
         pi = sigmoid(f)
-        w = pi * (1.0 - pi)
+        w = logistic_curvature(f)
         sw = np.sqrt(w)
         B = LinearOperator((N, N), matvec=lambda v, sw=sw: v + sw * (K @ (sw * v)), dtype=float)
         b = w * f + (y - pi)
@@ -311,7 +307,6 @@ def newton_cg(K, y, cg_rtol, *, max_newton: int = 30, tol: float = 1e-12):
         f = f_new
         if step <= tol * (1.0 + np.max(np.abs(f))):
             break
-    pi = sigmoid(f)
-    L = _chol_b(K, np.sqrt(pi * (1.0 - pi)))
-    log_q = -0.5 * float(a @ f) + _loglik(f, y) - float(np.sum(np.log(np.diag(L))))
+    L = _chol_b(K, np.sqrt(logistic_curvature(f)))
+    log_q = -0.5 * float(a @ f) + log_likelihood_from_activations(f, y) - float(np.sum(np.log(np.diag(L))))
     return log_q, sum(len(r) for r in history), np.array(history[0])

@@ -46,7 +46,7 @@ import numpy as np
 from scipy.linalg import cho_solve, cholesky
 
 from ._validate import as_labels, as_matrix, as_vector, as_weights_design_labels, positive_int, positive_scalar
-from .likelihood import LOGISTIC, Likelihood, log_likelihood_from_activations, sigmoid
+from .likelihood import LOGISTIC, Likelihood, log_likelihood_from_activations, logistic_curvature, sigmoid
 
 
 class ConvergenceError(RuntimeError):
@@ -140,8 +140,7 @@ def precision_matrix(w, Phi, s2) -> np.ndarray:
 
 
 def _precision(w, Phi, s2):
-    s = sigmoid(Phi @ w)
-    return _precision_from_curvature(s * (1.0 - s), Phi, s2)
+    return _precision_from_curvature(logistic_curvature(Phi @ w), Phi, s2)
 
 
 def _precision_from_curvature(W, Phi, s2):

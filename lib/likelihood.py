@@ -113,8 +113,7 @@ def hessian(w, Phi, y) -> np.ndarray:
     ndarray, shape (M, M)
     """
     w, Phi, y = as_weights_design_labels(w, Phi, y)
-    s = sigmoid(Phi @ w)
-    return -(Phi.T * (s * (1.0 - s))) @ Phi
+    return -(Phi.T * logistic_curvature(Phi @ w)) @ Phi
 
 
 def average_log_likelihood(p, y) -> float:
@@ -184,13 +183,24 @@ class Likelihood:
     curvature: Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
+def logistic_curvature(a) -> np.ndarray:
+    """The curvature diagonal ``W_nn = sigma(a_n) (1 - sigma(a_n))`` of the logistic likelihood (no checks).
+
+    Book eq. ``map-precision``. The one place this formula is written for lib's core
+    (:func:`hessian`, :data:`LOGISTIC`, :mod:`lib.laplace`, :mod:`lib.evidence_opt`);
+    :mod:`lib.grid_engine` uses the equal form ``sigma(a) sigma(-a)``, which does not round to
+    zero at large ``|a|``.
+    """
+    s = sigmoid(a)
+    return s * (1.0 - s)
+
+
 def _logistic_gradient(a, y) -> np.ndarray:
     return y - sigmoid(a)
 
 
 def _logistic_curvature(a, y) -> np.ndarray:
-    s = sigmoid(a)
-    return s * (1.0 - s)
+    return logistic_curvature(a)
 
 
 #: The logistic likelihood ``p(y = 1 | a) = sigma(a)``: ``W_nn = sigma_n (1 - sigma_n)``.

@@ -42,6 +42,7 @@ from scipy.special import expit, gammaln, logsumexp
 
 from .laplace import LaplacePosterior, prior_quadratic
 from .likelihood import log_sigmoid
+from ._validate import as_labels, as_matrix, as_vector, int_at_least, positive_scalar
 
 try:  # the sampler's framework; the quadrature and importance sampling need only NumPy
     import jax
@@ -61,49 +62,9 @@ except ImportError:  # pragma: no cover - jax and numpyro are pinned in requirem
 # --------------------------------------------------------------------------- input checks
 
 
-def _matrix(value, name: str, n_cols: int | None = None) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
-    if arr.ndim != 2 or arr.shape[0] == 0:
-        raise ValueError(f"{name} must be a non-empty 2-D array, got shape {arr.shape}")
-    if n_cols is not None and arr.shape[1] != n_cols:
-        raise ValueError(f"{name} must have {n_cols} columns, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must contain only finite values")
-    return arr
-
-
-def _labels(value, n: int) -> np.ndarray:
-    arr = np.asarray(value)
-    if arr.ndim != 1 or arr.shape[0] != n:
-        raise ValueError(f"y must be a 1-D array of length {n}, got shape {arr.shape}")
-    if not np.all((arr == 0) | (arr == 1)):
-        raise ValueError("y must hold labels 0 and 1 only")
-    return arr.astype(float)
-
-
-def _positive(value, name: str) -> float:
-    value = float(value)
-    if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value}")
-    return value
-
-
-def _count(value, name: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or int(value) != value or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _vector(value, name: str, length: int) -> np.ndarray:
-    arr = np.asarray(value, dtype=float)
-    if arr.shape != (length,) or not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be a finite 1-D array of length {length}, got shape {arr.shape}")
-    return arr
-
-
 def _problem(Phi, y, s2):
-    Phi = _matrix(Phi, "Phi")
-    return Phi, _labels(y, Phi.shape[0]), _positive(s2, "s2")
+    Phi = as_matrix(Phi, "Phi")
+    return Phi, as_labels(y, "y", length=Phi.shape[0]), positive_scalar(s2, "s2")
 
 
 def _laplace(posterior, M: int) -> LaplacePosterior:
@@ -149,7 +110,7 @@ def log_joint(W, Phi, y, s2) -> np.ndarray:
         ``Psi(w) - (M/2) log(2 pi s2)``; ``Z`` is its integral over ``w``.
     """
     Phi, y, s2 = _problem(Phi, y, s2)
-    W = _matrix(W, "W", n_cols=Phi.shape[1])
+    W = as_matrix(W, "W", n_cols=Phi.shape[1])
     return _log_joint(W, Phi, 2.0 * y - 1.0, s2)
 
 
@@ -282,13 +243,13 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
 
     Phi, y, s2 = _problem(Phi, y, s2)
     M = Phi.shape[1]
-    num_warmup = _count(num_warmup, "num_warmup")
-    num_draws = _count(num_draws, "num_draws", minimum=4)
-    num_chains = _count(num_chains, "num_chains", minimum=2)
-    seed = _count(seed, "seed", minimum=0)
+    num_warmup = int_at_least(num_warmup, "num_warmup", 1)
+    num_draws = int_at_least(num_draws, "num_draws", 4)
+    num_chains = int_at_least(num_chains, "num_chains", 2)
+    seed = int_at_least(seed, "seed", 0)
     if not 0.0 < float(target_accept) < 1.0:
         raise ValueError(f"target_accept must be in (0, 1), got {target_accept}")
-    init_scale = _positive(init_scale, "init_scale")
+    init_scale = positive_scalar(init_scale, "init_scale")
 
     psi = log_posterior_fn(Phi, y, s2)
     if precondition is None:
@@ -412,8 +373,8 @@ def mc_predictive(draws, Phi, *, chunk: int = 512) -> tuple[np.ndarray, np.ndarr
     """
     draws = _draws(draws)
     C, S, M = draws.shape
-    Phi = _matrix(Phi, "Phi", n_cols=M)
-    chunk = _count(chunk, "chunk")
+    Phi = as_matrix(Phi, "Phi", n_cols=M)
+    chunk = int_at_least(chunk, "chunk", 1)
     p, mcse = np.empty(Phi.shape[0]), np.empty(Phi.shape[0])
     for i in range(0, Phi.shape[0], chunk):
         s = expit(draws @ Phi[i : i + chunk].T)                   # (C, S, k)
@@ -472,7 +433,7 @@ class QuadraturePosterior:
 
     def predictive(self, Phi) -> np.ndarray:
         """``E_p[sigma(phi.w)]`` at each row of ``Phi`` (shape (K*, M)), shape (K*,)."""
-        Phi = _matrix(Phi, "Phi", n_cols=self.nodes.shape[1])
+        Phi = as_matrix(Phi, "Phi", n_cols=self.nodes.shape[1])
         return expit(Phi @ self.nodes.T) @ self.weights
 
 
@@ -507,7 +468,7 @@ def quadrature_posterior(Phi, y, s2, posterior: LaplacePosterior, *,
     if M > 3:
         raise ValueError(f"quadrature_posterior needs M <= 3 weights (n_nodes**M nodes), got M = {M}")
     post = _laplace(posterior, M)
-    n_nodes = _count(n_nodes, "n_nodes", minimum=2)
+    n_nodes = int_at_least(n_nodes, "n_nodes", 2)
     z1, om1 = np.polynomial.hermite_e.hermegauss(n_nodes)        # weight exp(-z^2/2)
     Z = np.stack(np.meshgrid(*([z1] * M), indexing="ij"), axis=-1).reshape(-1, M)
     log_om = np.sum(np.log(np.stack(np.meshgrid(*([om1] * M), indexing="ij"), -1)), -1).ravel()
@@ -572,7 +533,7 @@ def cubic_correction(Phi, posterior: LaplacePosterior) -> CubicCorrection:
     -------
     CubicCorrection
     """
-    Phi = _matrix(Phi, "Phi")
+    Phi = as_matrix(Phi, "Phi")
     post = _laplace(posterior, Phi.shape[1])
     U = solve_triangular(post.chol, Phi.T, lower=True).T           # rows u_n, shape (N, M)
     s = expit(Phi @ post.w_map)
@@ -653,14 +614,14 @@ def importance_log_evidence(Phi, y, s2, posterior: LaplacePosterior, *, n_draws:
     Phi, y, s2 = _problem(Phi, y, s2)
     M = Phi.shape[1]
     post = _laplace(posterior, M)
-    n_draws = _count(n_draws, "n_draws", minimum=2)
-    df = _positive(df, "df")
-    rng = np.random.default_rng(_count(seed, "seed", minimum=0))
+    n_draws = int_at_least(n_draws, "n_draws", 2)
+    df = positive_scalar(df, "df")
+    rng = np.random.default_rng(int_at_least(seed, "seed", 0))
     u = rng.standard_normal((n_draws, M))
     g = rng.chisquare(df, n_draws)
     x = u / np.sqrt(g / df)[:, None]                              # standard t draws
     T = solve_triangular(post.chol, np.eye(M), lower=True).T      # L^{-T}
-    c = post.w_map if centre is None else _vector(centre, "centre", M)
+    c = post.w_map if centre is None else as_vector(centre, "centre", length=M)
     W = c + x @ T.T
     log_t = (gammaln(0.5 * (df + M)) - gammaln(0.5 * df) - 0.5 * M * np.log(df * np.pi)
              + 0.5 * post.log_det_precision

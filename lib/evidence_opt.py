@@ -59,6 +59,24 @@ iterates::
 
 It ignores the implicit part (E1-E3), so its fixed point is a stationary point of ``log Z`` in
 ``s2`` only up to that term.
+
+Other likelihoods and a separate bias prior (book chapter "The probit likelihood"). Nothing
+above is specific to the logistic function except three per-point derivatives of
+``log p(y_n | a_n)``: ``y - sigma`` is the likelihood's ``gradient``, ``W`` its ``curvature``
+and ``sigma (1 - sigma)(1 - 2 sigma)`` its ``curvature_derivative``
+(:class:`lib.likelihood.Likelihood`; :data:`lib.probit.PROBIT` supplies all three). With
+``likelihood=`` every formula holds as written. With a prior variance ``s2`` for the RBF
+weights and ``b2`` for the bias (the last weight), ``S = diag(s2, ..., s2, b2)``, the log
+evidence has ``-(1/2) log|S|`` and ``-w.S^{-1}w / 2``, and the explicit parts split by group::
+
+    dlogZ/dlog s2|explicit = sum_{m<M} w_m^2 / (2 s2) - (M-1)/2
+                             + (1/2) (M - gamma - (A^{-1})_MM / b2)
+    dlogZ/dlog b2|explicit = w_M^2 / (2 b2) - 1/2 + (1/2) (A^{-1})_MM / b2              (E9)
+    d(grad Psi)/dlog b2    = (0, ..., 0, w_M / b2)
+
+using ``sum_m (A^{-1})_mm / S_mm = tr(A^{-1} S^{-1}) = M - gamma`` and
+``(A^{-1})_MM = 1 / L_MM^2`` (the last column of ``L^{-1}`` is ``e_M / L_MM``); (E5) and
+(E7) are unchanged. (E9) is book eq. ``pr-bias-gradient`` (chapter "The probit likelihood").
 """
 from __future__ import annotations
 
@@ -72,8 +90,11 @@ from scipy.optimize import minimize
 from ._validate import as_labels, as_matrix, positive_int, positive_pair, positive_scalar
 from ._validate import bounds as check_bounds
 from .features import rbf_features, rbf_from_squared_distances, squared_distances
-from .laplace import ConvergenceError, LaplacePosterior, fit_laplace, log_posterior_from_activations
-from .likelihood import logistic_curvature, sigmoid
+from .laplace import (
+    ConvergenceError, LaplacePosterior, bias_prior_variances, fit_laplace, log_posterior_from_activations,
+    log_prior_quadratic,
+)
+from .likelihood import LOGISTIC, Likelihood
 
 #: Default search box, the range of the book's 50 x 50 grid: s2 in [0.01, 100], l in [0.01, 10].
 DEFAULT_S2_BOUNDS = (1e-2, 1e2)
@@ -100,7 +121,10 @@ def _training_data(X_train, y_train):
 
 @dataclass(frozen=True)
 class EvidenceGradient:
-    """Laplace log evidence and its gradient in ``theta = (log s2, log l)``.
+    """Laplace log evidence and its gradient in ``theta = (log s2, log l[, log bias_s2])``.
+
+    ``K = 2`` hyper-parameters for the shared prior ``w ~ N(0, s2 I)``; ``K = 3`` when the
+    bias has its own prior variance ``bias_s2`` (then ``s2`` is that of the RBF weights).
 
     Attributes
     ----------
@@ -108,19 +132,23 @@ class EvidenceGradient:
         The point ``(s2, l)``.
     log_evidence : float
         ``log Z(theta)``, the Laplace log evidence (:attr:`lib.laplace.LaplacePosterior.log_evidence`).
-    gradient : ndarray, shape (2,)
-        ``(dlogZ/dlog s2, dlogZ/dlog l)``, total derivatives (module docstring, E1).
-    explicit : ndarray, shape (2,)
-        The explicit parts (E4, E5), ``w_MAP`` held fixed.
-    implicit : ndarray, shape (2,)
+    gradient : ndarray, shape (K,)
+        ``(dlogZ/dlog s2, dlogZ/dlog l[, dlogZ/dlog bias_s2])``, total derivatives (module
+        docstring, E1).
+    explicit : ndarray, shape (K,)
+        The explicit parts (E4, E5, E9), ``w_MAP`` held fixed.
+    implicit : ndarray, shape (K,)
         The parts through ``w_MAP(theta)`` (E2 . E3); ``gradient = explicit + implicit``.
     gamma : float
-        MacKay's effective number of parameters ``M - tr(A^{-1}) / s2`` (E8), computed as
-        ``tr(A^{-1} Phi^T W Phi) = sum_n W_nn h_n`` (equal, since ``A^{-1} A = I``).
-    mode_sensitivity : ndarray, shape (M, 2)
-        ``dw_MAP/dtheta`` (E3): how the posterior mode moves with ``(log s2, log l)``.
+        MacKay's effective number of parameters ``M - tr(A^{-1} S^{-1})`` (E8; ``S`` the prior
+        covariance, ``s2 I`` when shared), computed as ``tr(A^{-1} Phi^T W Phi) =
+        sum_n W_nn h_n`` (equal, since ``A^{-1} A = I``).
+    mode_sensitivity : ndarray, shape (M, K)
+        ``dw_MAP/dtheta`` (E3): how the posterior mode moves with ``theta``.
     posterior : LaplacePosterior
-        The Laplace fit at ``(s2, l)``.
+        The Laplace fit at ``theta``.
+    bias_s2 : float or None
+        The bias's prior variance, None when it shares ``s2``.
     """
 
     s2: float
@@ -132,6 +160,7 @@ class EvidenceGradient:
     gamma: float
     mode_sensitivity: np.ndarray
     posterior: LaplacePosterior
+    bias_s2: float | None = None
 
 
 def _rbf_from_distances(d2: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray]:
@@ -147,68 +176,92 @@ def _rbf_from_distances(d2: np.ndarray, width: float) -> tuple[np.ndarray, np.nd
     return Phi, D
 
 
-def _best_start(candidates, Phi, y, s2):
+def _prior_vector(s2, bias_s2, M):
+    """``s2`` itself (one shared prior variance) when ``bias_s2`` is None, else the per-weight
+    variances of :func:`lib.laplace.bias_prior_variances`."""
+    return s2 if bias_s2 is None else bias_prior_variances(s2, bias_s2, M)
+
+
+def _best_start(candidates, Phi, y, s2, likelihood=LOGISTIC):
     """The candidate starting point with the highest log posterior ``Psi`` (None if none)."""
     candidates = [w for w in candidates if w is not None and np.all(np.isfinite(w))]
     if not candidates:
         return None
-    return max(candidates, key=lambda w: log_posterior_from_activations(Phi @ w, y, float(w @ w), s2))
+    if likelihood is LOGISTIC and np.ndim(s2) == 0:
+        return max(candidates, key=lambda w: log_posterior_from_activations(Phi @ w, y, float(w @ w), s2))
+    return max(candidates, key=lambda w: likelihood.log_likelihood(Phi @ w, y) + log_prior_quadratic(w, s2))
 
 
-def _evidence_gradient(d2, y, s2, width, w0=None, *, width_derivative=True) -> EvidenceGradient:
+def _evidence_gradient(d2, y, s2, width, w0=None, *, width_derivative=True,
+                       likelihood=LOGISTIC, bias_s2=None) -> EvidenceGradient:
     """Unchecked core of :func:`evidence_gradient` on precomputed squared distances ``d2``.
 
     ``w0`` is a starting point for Newton's method, or a list of candidates (the one with
     the highest log posterior is used). With ``width_derivative=False`` the entries for
-    ``log l`` are NaN and their (costlier) computation is skipped.
+    ``log l`` are NaN and their (costlier) computation is skipped. With ``bias_s2`` the bias
+    has its own prior variance and the gradient a third entry, ``dlogZ/dlog bias_s2`` (E9).
     """
     Phi, D = _rbf_from_distances(d2, width)
+    M = Phi.shape[1]
+    prior = _prior_vector(s2, bias_s2, M)                     # s2, or diag(S) with the bias last
     if isinstance(w0, list):
-        w0 = _best_start(w0, Phi, y, s2)
-    post = fit_laplace(Phi, y, s2, w0=w0, max_iter=500)
+        w0 = _best_start(w0, Phi, y, prior, likelihood)
+    post = fit_laplace(Phi, y, prior, w0=w0, max_iter=500, likelihood=likelihood)
     w, L = post.w_map, post.chol
-    M = w.shape[0]
     a = Phi @ w
-    s = sigmoid(a)
-    W = logistic_curvature(a)                                 # diagonal of W
-    W3 = W * (1.0 - 2.0 * s)                                  # dW_nn/da_n (third derivative of L)
+    g_lik = likelihood.gradient(a, y)                         # d log p / da   (y - sigma)
+    W = likelihood.curvature(a, y)                            # diagonal of W
+    W3 = likelihood.curvature_derivative(a, y)                # dW_nn/da_n (third derivative of L)
 
     C = solve_triangular(L, Phi.T, lower=True)                # L^{-1} Phi^T, (M, N)
     h = np.einsum("mn,mn->n", C, C)                           # h_n = phi_n^T A^{-1} phi_n
     # gamma = tr(A^{-1} Phi^T W Phi) = sum_n W_nn h_n, MacKay's gamma = M - tr(A^{-1}) / s2 of
     # lib.evaluate.effective_parameters (equal since A^{-1} A = I; tested), from the h_n the
-    # gradient needs anyway; so tr(A^{-1}) = s2 (M - gamma) without inverting A.
+    # gradient needs anyway; so tr(A^{-1} S^{-1}) = M - gamma without inverting A.
     gamma = float(W @ h)
-    tr_Ainv = s2 * (M - gamma)
     dZ_dw = -0.5 * Phi.T @ (W3 * h)                           # (E2)
 
-    explicit = np.full(2, np.nan)
-    rhs = np.full((M, 2), np.nan)                             # d(grad Psi)/dtheta, columns j
-    explicit[0] = float(w @ w) / (2.0 * s2) - 0.5 * M + tr_Ainv / (2.0 * s2)         # (E4)
-    rhs[:, 0] = w / s2                                                                # (E6)
+    n_theta = 2 if bias_s2 is None else 3
+    explicit = np.full(n_theta, np.nan)
+    rhs = np.full((M, n_theta), np.nan)                       # d(grad Psi)/dtheta, columns j
+    if bias_s2 is None:
+        tr_Ainv = s2 * (M - gamma)                            # tr(A^{-1}) for S = s2 I
+        explicit[0] = float(w @ w) / (2.0 * s2) - 0.5 * M + tr_Ainv / (2.0 * s2)     # (E4)
+        rhs[:, 0] = w / s2                                                            # (E6)
+    else:
+        # (E9): the bias is the last weight, so (A^{-1})_MM = 1 / L_MM^2 (L lower
+        # triangular); the RBF group's trace is the rest of tr(A^{-1} S^{-1}) = M - gamma.
+        bias_share = 1.0 / (L[-1, -1] ** 2 * bias_s2)          # (A^{-1})_MM / bias_s2
+        wr = w[:-1]
+        explicit[0] = float(wr @ wr) / (2.0 * s2) - 0.5 * (M - 1) + 0.5 * (M - gamma - bias_share)
+        explicit[2] = w[-1] ** 2 / (2.0 * bias_s2) - 0.5 + 0.5 * bias_share
+        rhs[:, 0] = np.append(wr / s2, 0.0)
+        rhs[:, 2] = 0.0
+        rhs[-1, 2] = w[-1] / bias_s2
     if width_derivative:
         E = solve_triangular(L, D.T, lower=True)              # L^{-1} D^T,   (M, N)
         g = np.einsum("mn,mn->n", E, C)                       # (D A^{-1} Phi^T)_nn
         Dw = D @ w                                            # explicit change of a = Phi w
-        explicit[1] = float((y - s) @ Dw) - float(W @ g) - 0.5 * float((W3 * h) @ Dw)  # (E5)
-        rhs[:, 1] = D.T @ (y - s) - Phi.T @ (W * Dw)                                    # (E7)
-    n = 2 if width_derivative else 1
-    dw_dtheta = np.full((M, 2), np.nan)
-    dw_dtheta[:, :n] = cho_solve((L, True), rhs[:, :n])       # (E3) A dw/dtheta = d(grad Psi)/dtheta
+        explicit[1] = float(g_lik @ Dw) - float(W @ g) - 0.5 * float((W3 * h) @ Dw)     # (E5)
+        rhs[:, 1] = D.T @ g_lik - Phi.T @ (W * Dw)                                      # (E7)
+    cols = [j for j in range(n_theta) if j != 1 or width_derivative]
+    dw_dtheta = np.full((M, n_theta), np.nan)
+    dw_dtheta[:, cols] = cho_solve((L, True), rhs[:, cols])   # (E3) A dw/dtheta = d(grad Psi)/dtheta
     implicit = dZ_dw @ dw_dtheta                              # (E1)
     return EvidenceGradient(
         s2=s2, width=width, log_evidence=float(post.log_evidence),
         gradient=explicit + implicit, explicit=explicit, implicit=implicit,
-        gamma=gamma, mode_sensitivity=dw_dtheta, posterior=post,
+        gamma=gamma, mode_sensitivity=dw_dtheta, posterior=post, bias_s2=bias_s2,
     )
 
 
-def evidence_gradient(X_train, y_train, s2, width, *, w0=None) -> EvidenceGradient:
+def evidence_gradient(X_train, y_train, s2, width, *, w0=None, likelihood: Likelihood = LOGISTIC,
+                      bias_s2: float | None = None) -> EvidenceGradient:
     """Laplace log evidence of the RBF classifier and its gradient in ``(log s2, log l)``.
 
     Implements the total derivative (E1) of the module docstring: the explicit parts (E4,
     E5) plus the implicit part through ``w_MAP`` (E2, E3, E6, E7), as in Rasmussen &
-    Williams (2006), algorithm 5.1.
+    Williams (2006), algorithm 5.1; with ``bias_s2``, also in ``log bias_s2`` (E9).
 
     Parameters
     ----------
@@ -217,24 +270,41 @@ def evidence_gradient(X_train, y_train, s2, width, *, w0=None) -> EvidenceGradie
     y_train : array_like, shape (N,)
         Training labels 0/1.
     s2 : float
-        Prior variance ``s2 > 0``.
+        Prior variance ``s2 > 0`` (of the RBF weights when ``bias_s2`` is given).
     width : float
         RBF width ``l > 0``.
     w0 : array_like, shape (N + 1,), optional
         Warm start for Newton's method.
+    likelihood : lib.likelihood.Likelihood
+        :data:`lib.likelihood.LOGISTIC` (default) or another, e.g. :data:`lib.probit.PROBIT`.
+    bias_s2 : float, optional
+        The bias's own prior variance; by default the bias shares ``s2``.
 
     Returns
     -------
     EvidenceGradient
+        With a gradient of shape (2,), or (3,) when ``bias_s2`` is given.
     """
     X_train, y_train = _training_data(X_train, y_train)
     s2 = positive_scalar(s2, "s2")
     width = positive_scalar(width, "width")
-    return _evidence_gradient(squared_distances(X_train, X_train), y_train, s2, width, w0=w0)
+    likelihood = _checked_likelihood(likelihood)
+    if bias_s2 is not None:
+        bias_s2 = positive_scalar(bias_s2, "bias_s2")
+    return _evidence_gradient(squared_distances(X_train, X_train), y_train, s2, width, w0=w0,
+                              likelihood=likelihood, bias_s2=bias_s2)
 
 
-def central_difference_gradient(X_train, y_train, s2, width, *, step: float = 1e-4) -> np.ndarray:
-    """Central finite differences of the Laplace log evidence in ``(log s2, log l)``.
+def _checked_likelihood(likelihood):
+    if not isinstance(likelihood, Likelihood):
+        raise TypeError(f"likelihood must be a lib.likelihood.Likelihood, got {likelihood!r}")
+    return likelihood
+
+
+def central_difference_gradient(X_train, y_train, s2, width, *, step: float = 1e-4,
+                                likelihood: Likelihood = LOGISTIC,
+                                bias_s2: float | None = None) -> np.ndarray:
+    """Central finite differences of the Laplace log evidence in ``(log s2, log l[, log bias_s2])``.
 
     ``dlogZ/dtheta_j ~= (log Z(theta + h e_j) - log Z(theta - h e_j)) / (2 h)``, error
     ``O(h^2)``; each ``log Z`` is a Laplace fit from scratch (:func:`lib.laplace.fit_laplace`,
@@ -250,21 +320,32 @@ def central_difference_gradient(X_train, y_train, s2, width, *, step: float = 1e
         The point ``(s2, l)``, both positive.
     step : float
         Step ``h`` in log space.
+    likelihood : lib.likelihood.Likelihood
+        As in :func:`evidence_gradient`.
+    bias_s2 : float, optional
+        As in :func:`evidence_gradient`.
 
     Returns
     -------
-    ndarray, shape (2,)
-        ``(dlogZ/dlog s2, dlogZ/dlog l)``.
+    ndarray, shape (2,) or (3,)
+        ``(dlogZ/dlog s2, dlogZ/dlog l[, dlogZ/dlog bias_s2])``.
     """
     X_train, y_train = _training_data(X_train, y_train)
-    theta = np.log([positive_scalar(s2, "s2"), positive_scalar(width, "width")])
+    theta = [positive_scalar(s2, "s2"), positive_scalar(width, "width")]
+    if bias_s2 is not None:
+        theta.append(positive_scalar(bias_s2, "bias_s2"))
+    theta = np.log(theta)
     h = positive_scalar(step, "step")
+    likelihood = _checked_likelihood(likelihood)
 
     def log_Z(t):
         Phi = rbf_features(X_train, X_train, float(np.exp(t[1])))
-        return fit_laplace(Phi, y_train, float(np.exp(t[0])), max_iter=500).log_evidence
+        prior = _prior_vector(float(np.exp(t[0])), float(np.exp(t[2])) if len(t) == 3 else None,
+                              Phi.shape[1])
+        return fit_laplace(Phi, y_train, prior, max_iter=500, likelihood=likelihood).log_evidence
 
-    return np.array([(log_Z(theta + h * e) - log_Z(theta - h * e)) / (2.0 * h) for e in np.eye(2)])
+    return np.array([(log_Z(theta + h * e) - log_Z(theta - h * e)) / (2.0 * h)
+                     for e in np.eye(len(theta))])
 
 
 # --------------------------------------------------------------------------- the optimiser
@@ -277,22 +358,24 @@ class EvidenceRun:
     Attributes
     ----------
     start : tuple of float
-        Starting ``(s2, l)``.
+        Starting ``(s2, l)``, or ``(s2, l, bias_s2)``.
     s2, width : float
         Where the run stopped.
     log_evidence : float
         ``log Z`` there.
-    gradient : ndarray, shape (2,)
+    gradient : ndarray, shape (K,)
         ``dlogZ/dtheta`` there (zero at an interior maximum; for a fixed width, the second
         entry is still ``dlogZ/dlog l``).
-    path : ndarray, shape (K, 2)
-        Iterates ``(log s2, log l)``, the start first.
+    path : ndarray, shape (n, K)
+        Iterates ``(log s2, log l[, log bias_s2])``, the start first.
     n_evaluations : int
         Evaluations of ``log Z`` and its gradient.
     success : bool
         scipy's convergence flag.
     message : str
         scipy's message.
+    bias_s2 : float or None
+        Where the run stopped in ``bias_s2`` (None for a shared prior variance).
     """
 
     start: tuple
@@ -304,6 +387,7 @@ class EvidenceRun:
     n_evaluations: int
     success: bool
     message: str
+    bias_s2: float | None = None
 
 
 @dataclass(frozen=True)
@@ -316,16 +400,18 @@ class EvidenceOptimum:
         The best ``(s2, l)`` found.
     log_evidence : float
         ``log Z`` there.
-    gradient : ndarray, shape (2,)
+    gradient : ndarray, shape (K,)
         ``dlogZ/dtheta`` there.
     n_evaluations : int
         Evaluations over all runs.
     starts : tuple of tuple of float
-        The starting points tried, ``(s2, l)``.
+        The starting points tried, ``(s2, l)`` or ``(s2, l, bias_s2)``.
     runs : tuple of EvidenceRun
         One per start, in the order of ``starts``.
     posterior : LaplacePosterior
         The Laplace fit at the optimum.
+    bias_s2 : float or None
+        The best ``bias_s2`` (None for a shared prior variance).
     """
 
     s2: float
@@ -336,11 +422,22 @@ class EvidenceOptimum:
     starts: tuple
     runs: tuple
     posterior: LaplacePosterior
+    bias_s2: float | None = None
 
 
-def _starts(starts, s2_bounds, width_bounds, fixed_width):
+def _in_box(value, box, name, i):
+    if not box[0] <= value <= box[1]:
+        raise ValueError(f"starts[{i}] has {name} = {value} outside {name}_bounds {box}")
+
+
+def _starts(starts, s2_bounds, width_bounds, fixed_width, bias_s2_bounds=None):
     if starts is None:
-        starts = DEFAULT_S2_STARTS if fixed_width is not None else DEFAULT_STARTS
+        if fixed_width is not None:
+            starts = DEFAULT_S2_STARTS
+        elif bias_s2_bounds is not None:
+            starts = tuple((s2, l, s2) for s2, l in DEFAULT_STARTS)
+        else:
+            starts = DEFAULT_STARTS
     if fixed_width is not None:
         if isinstance(starts, numbers.Real):
             starts = [starts]
@@ -355,14 +452,29 @@ def _starts(starts, s2_bounds, width_bounds, fixed_width):
             if not s2_bounds[0] <= s <= s2_bounds[1]:
                 raise ValueError(f"starts[{i}] = {s} lies outside s2_bounds {s2_bounds}")
             out.append((s, fixed_width))
+    elif bias_s2_bounds is not None:
+        out = []
+        for i, triple in enumerate(starts):
+            try:
+                s2, l, b2 = triple
+            except (TypeError, ValueError):
+                raise TypeError(
+                    f"starts[{i}] must be a triple (s2, width, bias_s2) of positive numbers when "
+                    f"bias_s2_bounds is given, got {triple!r}"
+                ) from None
+            s2 = positive_scalar(s2, f"starts[{i}][0] (s2)")
+            l = positive_scalar(l, f"starts[{i}][1] (width)")
+            b2 = positive_scalar(b2, f"starts[{i}][2] (bias_s2)")
+            _in_box(s2, s2_bounds, "s2", i)
+            _in_box(l, width_bounds, "width", i)
+            _in_box(b2, bias_s2_bounds, "bias_s2", i)
+            out.append((s2, l, b2))
     else:
         out = []
         for i, pair in enumerate(starts):
             s2, l = positive_pair(pair, f"starts[{i}]", "(s2, width)", ("[0] (s2)", "[1] (width)"))
-            if not s2_bounds[0] <= s2 <= s2_bounds[1]:
-                raise ValueError(f"starts[{i}] has s2 = {s2} outside s2_bounds {s2_bounds}")
-            if not width_bounds[0] <= l <= width_bounds[1]:
-                raise ValueError(f"starts[{i}] has width = {l} outside width_bounds {width_bounds}")
+            _in_box(s2, s2_bounds, "s2", i)
+            _in_box(l, width_bounds, "width", i)
             out.append((s2, l))
     if not out:
         raise ValueError("starts must hold at least one starting point")
@@ -377,17 +489,19 @@ def maximise_evidence(
     s2_bounds=DEFAULT_S2_BOUNDS,
     width_bounds=DEFAULT_WIDTH_BOUNDS,
     fixed_width: float | None = None,
+    likelihood: Likelihood = LOGISTIC,
+    bias_s2_bounds=None,
     max_iter: int = 200,
     gtol: float = 1e-6,
 ) -> EvidenceOptimum:
-    """Maximise the Laplace log evidence over ``theta = (log s2, log l)`` by L-BFGS-B.
+    """Maximise the Laplace log evidence over ``theta = (log s2, log l[, log bias_s2])`` by L-BFGS-B.
 
     Minimises ``-log Z(theta)`` with its exact gradient (:func:`evidence_gradient`) by
     ``scipy.optimize.minimize(method="L-BFGS-B")`` in log space within the box
-    ``log s2_bounds x log width_bounds``, once from each start, and keeps the best.
-    Newton's method for ``w_MAP`` is warm-started from the previous evaluation's mode or from
-    its first-order prediction ``w + (dw/dtheta) dtheta`` (E3), whichever has the higher log
-    posterior ``Psi`` at the new point (:func:`lib.laplace.log_posterior_from_activations`).
+    ``log s2_bounds x log width_bounds [x log bias_s2_bounds]``, once from each start, and
+    keeps the best. Newton's method for ``w_MAP`` is warm-started from the previous
+    evaluation's mode or from its first-order prediction ``w + (dw/dtheta) dtheta`` (E3),
+    whichever has the higher log posterior ``Psi`` at the new point.
 
     Parameters
     ----------
@@ -395,13 +509,20 @@ def maximise_evidence(
         Training inputs (also the RBF centres).
     y_train : array_like, shape (N,)
         Training labels 0/1.
-    starts : sequence of (s2, width) pairs, or of s2 values when ``fixed_width`` is given
-        Starting points, inside the bounds. Default: :data:`DEFAULT_STARTS`, or
-        :data:`DEFAULT_S2_STARTS` with a fixed width.
+    starts : sequence of (s2, width) pairs, of (s2, width, bias_s2) triples when
+        ``bias_s2_bounds`` is given, or of s2 values when ``fixed_width`` is given
+        Starting points, inside the bounds. Default: :data:`DEFAULT_STARTS` (with
+        ``bias_s2 = s2``), or :data:`DEFAULT_S2_STARTS` with a fixed width.
     s2_bounds, width_bounds : (float, float)
         Search box ``low < high``, both positive.
     fixed_width : float, optional
         If given, ``l`` is held at this value and only ``log s2`` is optimised.
+    likelihood : lib.likelihood.Likelihood
+        :data:`lib.likelihood.LOGISTIC` (default) or another, e.g. :data:`lib.probit.PROBIT`.
+    bias_s2_bounds : (float, float), optional
+        If given, the bias has its own prior variance ``bias_s2``, optimised within these
+        bounds (book chapter "The probit likelihood": ``s2`` is then the note's ``alpha^2``,
+        ``bias_s2`` its ``beta^2``). Not combined with ``fixed_width``.
     max_iter : int
         Maximum L-BFGS-B iterations per start.
     gtol : float
@@ -421,38 +542,50 @@ def maximise_evidence(
     width_bounds = check_bounds(width_bounds, "width_bounds")
     if fixed_width is not None:
         fixed_width = positive_scalar(fixed_width, "fixed_width")
-    starts = _starts(starts, s2_bounds, width_bounds, fixed_width)
+    likelihood = _checked_likelihood(likelihood)
+    separate_bias = bias_s2_bounds is not None
+    if separate_bias:
+        bias_s2_bounds = check_bounds(bias_s2_bounds, "bias_s2_bounds")
+        if fixed_width is not None:
+            raise ValueError("fixed_width and bias_s2_bounds cannot be combined; give one of them")
+    starts = _starts(starts, s2_bounds, width_bounds, fixed_width, bias_s2_bounds)
     max_iter = positive_int(max_iter, "max_iter")
     gtol = positive_scalar(gtol, "gtol")
 
     d2 = squared_distances(X_train, X_train)                  # computed once for every l
-    n_free = 1 if fixed_width is not None else 2
-    bounds = [tuple(np.log(s2_bounds)), tuple(np.log(width_bounds))][:n_free]
+    n_free = 1 if fixed_width is not None else (3 if separate_bias else 2)
+    bounds = [tuple(np.log(s2_bounds)), tuple(np.log(width_bounds))]
+    if separate_bias:
+        bounds.append(tuple(np.log(bias_s2_bounds)))
+    bounds = bounds[:n_free]
     state = {"last": None, "n": 0}
 
     def evaluate(theta, width_derivative: bool) -> EvidenceGradient:
         s2 = float(np.exp(theta[0]))
         l = fixed_width if fixed_width is not None else float(np.exp(theta[1]))
+        b2 = float(np.exp(theta[2])) if separate_bias else None
         last = state["last"]
         starts_w = []
         if last is not None:
             # Warm start for Newton: the last mode, or its first-order prediction at the new
             # theta, w + (dw/dtheta) dtheta (E3), whichever has the higher log posterior.
-            dtheta = np.asarray(theta, dtype=float) - np.log([last.s2, last.width])[:n_free]
+            previous = [last.s2, last.width] + ([last.bias_s2] if separate_bias else [])
+            dtheta = np.asarray(theta, dtype=float) - np.log(previous)[:n_free]
             w_last = last.posterior.w_map
             starts_w = [w_last + last.mode_sensitivity[:, :n_free] @ dtheta, w_last]
-        res = _evidence_gradient(d2, y_train, s2, l, w0=starts_w, width_derivative=width_derivative)
+        res = _evidence_gradient(d2, y_train, s2, l, w0=starts_w, width_derivative=width_derivative,
+                                 likelihood=likelihood, bias_s2=b2)
         state["last"] = res
         state["n"] += 1
         return res
 
     def objective(theta):
-        res = evaluate(theta, width_derivative=n_free == 2)   # d/dlog l only if l is free
+        res = evaluate(theta, width_derivative=fixed_width is None)  # d/dlog l only if l is free
         return -res.log_evidence, -res.gradient[:n_free]      # minimise -log Z
 
     runs, finals = [], []
-    for s2_0, l_0 in starts:
-        theta0 = np.log([s2_0, l_0])[:n_free]
+    for start in starts:
+        theta0 = np.log(start)[:n_free]
         path = [theta0.copy()]
         n_before = state["n"]
         opt = minimize(
@@ -466,15 +599,16 @@ def maximise_evidence(
             path = np.column_stack([path, np.full(len(path), np.log(fixed_width))])
         finals.append(final)
         runs.append(EvidenceRun(
-            start=(s2_0, l_0), s2=final.s2, width=final.width, log_evidence=final.log_evidence,
+            start=start, s2=final.s2, width=final.width, log_evidence=final.log_evidence,
             gradient=final.gradient, path=path, n_evaluations=state["n"] - n_before,
-            success=bool(opt.success), message=str(opt.message),
+            success=bool(opt.success), message=str(opt.message), bias_s2=final.bias_s2,
         ))
     k = int(np.argmax([r.log_evidence for r in runs]))        # first of the best runs
     best = finals[k]
     return EvidenceOptimum(
         s2=best.s2, width=best.width, log_evidence=best.log_evidence, gradient=best.gradient,
         n_evaluations=state["n"], starts=starts, runs=tuple(runs), posterior=best.posterior,
+        bias_s2=best.bias_s2,
     )
 
 

@@ -101,7 +101,7 @@ class LaplacePosterior:
         """
         return {
             "log_likelihood": self.log_likelihood,
-            "prior_quadratic": _log_prior_quadratic(self.w_map, self.s2),
+            "prior_quadratic": log_prior_quadratic(self.w_map, self.s2),
             "prior_normaliser": _prior_normaliser(self.s2, self.n_weights),
             "occam_log_det": -0.5 * self.log_det_precision,
         }
@@ -160,7 +160,23 @@ def _prior_variances(s2, M):
     return s2
 
 
-def _log_prior_quadratic(w, s2) -> float:
+def bias_prior_variances(s2, bias_s2, n_weights) -> np.ndarray:
+    """Per-weight prior variances ``diag(S)``: ``s2`` for the first ``n_weights - 1`` weights (the
+    RBF weights), ``bias_s2`` for the last (the bias column of :func:`lib.features.rbf_features`).
+
+    Barrett's note's prior (book chapter "The probit likelihood": ``s2`` is its ``alpha^2``,
+    ``bias_s2`` its ``beta^2``). No checks; :func:`fit_laplace` checks the vector.
+
+    Returns
+    -------
+    ndarray, shape (n_weights,)
+    """
+    v = np.full(n_weights, float(s2))
+    v[-1] = float(bias_s2)
+    return v
+
+
+def log_prior_quadratic(w, s2) -> float:
     """``-w.w / (2 s2)``, or ``-sum_i w_i^2 / (2 s2_i)`` for a vector ``s2`` (no checks)."""
     if np.ndim(s2) == 0:
         return prior_quadratic(float(w @ w), s2)
@@ -283,7 +299,7 @@ def fit_laplace(
     def psi_at(w):
         # Psi = L + log prior (up to its constant); for the logistic likelihood and a scalar
         # s2 this is log_posterior_from_activations, operation for operation
-        return lik.log_likelihood(Phi @ w, y) + _log_prior_quadratic(w, s2)
+        return lik.log_likelihood(Phi @ w, y) + log_prior_quadratic(w, s2)
 
     psi = psi_at(w)
     for it in range(1, max_iter + 1):

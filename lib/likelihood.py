@@ -171,7 +171,10 @@ class Likelihood:
     ``gradient(a, y)``
         ``d log p(y_n | a_n) / da_n`` per point, so ``grad L(w) = Phi^T gradient(a, y)``;
     ``curvature(a, y)``
-        ``W_nn = -d^2 log p(y_n | a_n) / da_n^2`` per point, so ``hess L(w) = -Phi^T W Phi``.
+        ``W_nn = -d^2 log p(y_n | a_n) / da_n^2`` per point, so ``hess L(w) = -Phi^T W Phi``;
+    ``curvature_derivative(a, y)``
+        ``dW_nn / da_n = -d^3 log p(y_n | a_n) / da_n^3`` per point, what the gradient of the
+        Laplace evidence in the hyper-parameters needs (:mod:`lib.evidence_opt`, eq. E2).
 
     No input checks (hot paths). :data:`LOGISTIC` is the book's model; the probit (erfc)
     likelihood of Barrett's note is :data:`lib.probit.PROBIT`.
@@ -181,6 +184,7 @@ class Likelihood:
     log_likelihood: Callable[[np.ndarray, np.ndarray], float]
     gradient: Callable[[np.ndarray, np.ndarray], np.ndarray]
     curvature: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    curvature_derivative: Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def logistic_curvature(a) -> np.ndarray:
@@ -203,7 +207,14 @@ def _logistic_curvature(a, y) -> np.ndarray:
     return logistic_curvature(a)
 
 
-#: The logistic likelihood ``p(y = 1 | a) = sigma(a)``: ``W_nn = sigma_n (1 - sigma_n)``.
+def _logistic_curvature_derivative(a, y) -> np.ndarray:
+    # dW/da = sigma (1 - sigma)(1 - 2 sigma), the same for both labels
+    return logistic_curvature(a) * (1.0 - 2.0 * sigmoid(a))
+
+
+#: The logistic likelihood ``p(y = 1 | a) = sigma(a)``: ``W_nn = sigma_n (1 - sigma_n)``,
+#: ``dW_nn/da_n = sigma_n (1 - sigma_n)(1 - 2 sigma_n)``.
 LOGISTIC = Likelihood(
-    "logistic", log_likelihood_from_activations, _logistic_gradient, _logistic_curvature
+    "logistic", log_likelihood_from_activations, _logistic_gradient, _logistic_curvature,
+    _logistic_curvature_derivative,
 )

@@ -22,10 +22,13 @@ only where ``r`` is 0 anyway (``h`` below about -26.6). :data:`PROBIT` plugs the
 Under a Gaussian ``a ~ N(mu, v)`` the predictive is exact (:func:`predictive_proba`)::
 
     p(y = 1) = E[N(sqrt(2) a)] = N(mu / sqrt(1/2 + v)).
+
+The evidence search over the note's ``(alpha^2, beta^2)`` and the width ``l`` is
+:func:`lib.evidence_opt.maximise_evidence` with ``likelihood=PROBIT`` and
+``bias_s2_bounds`` (``s2`` plays ``alpha^2``, ``bias_s2`` plays ``beta^2``); its analytic
+gradient needs the third derivative :func:`curvature_derivative`.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 from scipy.special import erfc, erfcx, log_ndtr, ndtr
@@ -118,9 +121,21 @@ def curvature(a, y) -> np.ndarray:
     return q * (q + 2.0 * t)
 
 
+def curvature_derivative(a, y) -> np.ndarray:
+    """``dW_nn / da_n = (2 y_n - 1) 2 (q - W_nn (q + t_n))``, ``q = r(-t_n)`` (no checks).
+
+    From ``dq/dt = -W`` (since ``r'(h) = r (r - 2 h)``): ``dW/dt = -W (q + 2 t) + q (2 - W)``.
+    """
+    t = _signed(a, y)
+    q = erfc_ratio(-t)
+    W = q * (q + 2.0 * t)
+    return np.where(y == 1, 2.0, -2.0) * (q - W * (q + t))
+
+
 #: The probit likelihood ``p(y = 1 | a) = (1/2) erfc(-a) = N(sqrt(2) a)`` for
-#: :func:`lib.laplace.fit_laplace`.
-PROBIT = Likelihood("probit", log_likelihood_from_activations, gradient, curvature)
+#: :func:`lib.laplace.fit_laplace` and :mod:`lib.evidence_opt`.
+PROBIT = Likelihood("probit", log_likelihood_from_activations, gradient, curvature,
+                    curvature_derivative)
 
 
 def proba(a) -> np.ndarray:
@@ -132,75 +147,3 @@ def predictive_proba(mu, var) -> np.ndarray:
     """Exact ``E[N(sqrt(2) a)]`` for ``a ~ N(mu, var)``: ``N(mu / sqrt(1/2 + var))``."""
     mu, var = np.asarray(mu, dtype=float), np.asarray(var, dtype=float)
     return ndtr(mu / np.sqrt(0.5 + var))
-
-
-def prior_variances(alpha2, beta2, n_weights) -> np.ndarray:
-    """Per-weight prior variances: ``alpha2`` for the ``n_weights - 1`` RBF weights, ``beta2``
-    for the bias (the last column of :func:`lib.features.rbf_features`)."""
-    s2 = np.full(n_weights, float(alpha2))
-    s2[-1] = float(beta2)
-    return s2
-
-
-@dataclass(frozen=True)
-class ProbitOptimum:
-    """Hyper-parameters ``(alpha2, beta2, l)`` of largest Laplace log evidence found.
-
-    ``path`` holds ``(alpha2, beta2, l, log Z)`` at each evaluation; ``posterior`` is the
-    Laplace fit at the optimum.
-    """
-
-    alpha2: float
-    beta2: float
-    width: float
-    log_evidence: float
-    n_evaluations: int
-    success: bool
-    posterior: object
-    path: tuple
-
-
-def maximise_evidence(X_train, y_train, start=(1.0, 1.0, 0.5), *, step: float = 1e-4,
-                      bounds=((1e-3, 1e3), (1e-3, 1e3), (1e-2, 10.0)),
-                      gtol: float = 1e-4) -> ProbitOptimum:
-    """Maximise the Laplace log evidence of the probit RBF model over ``(alpha2, beta2, l)``.
-
-    L-BFGS-B on ``theta = log(alpha2, beta2, l)`` with central-difference gradients of
-    ``log Z(theta)`` (step ``step`` in ``theta``); each ``log Z`` is
-    :func:`lib.laplace.fit_laplace` with :data:`PROBIT` and the prior variances of
-    :func:`prior_variances`, warm-started from the last mode found.
-    """
-    from scipy.optimize import minimize
-
-    from .features import rbf_from_squared_distances, squared_distances
-    from .laplace import fit_laplace
-
-    X_train = np.asarray(X_train, dtype=float)
-    y_train = np.asarray(y_train, dtype=float)
-    d2 = squared_distances(X_train, X_train)
-    state = {"w": None, "path": [], "best": None}
-
-    def log_z(theta):
-        alpha2, beta2, width = np.exp(theta)
-        Phi = np.ones((d2.shape[0], d2.shape[1] + 1))
-        Phi[:, :-1] = rbf_from_squared_distances(d2, width)
-        post = fit_laplace(Phi, y_train, prior_variances(alpha2, beta2, Phi.shape[1]),
-                           w0=state["w"], likelihood=PROBIT, max_iter=500)
-        state["w"] = post.w_map
-        state["path"].append((alpha2, beta2, width, post.log_evidence))
-        if state["best"] is None or post.log_evidence > state["best"][1]:
-            state["best"] = (np.array(theta), post.log_evidence, post)
-        return post.log_evidence
-
-    def objective(theta):
-        value = log_z(theta)
-        grad = np.array([(log_z(theta + step * e) - log_z(theta - step * e)) / (2 * step)
-                         for e in np.eye(3)])
-        return -value, -grad
-
-    res = minimize(objective, np.log(start), jac=True, method="L-BFGS-B",
-                   bounds=[tuple(np.log(b)) for b in bounds], options={"gtol": gtol})
-    theta, value, post = state["best"]
-    alpha2, beta2, width = np.exp(theta)
-    return ProbitOptimum(float(alpha2), float(beta2), float(width), float(value),
-                         len(state["path"]), bool(res.success), post, tuple(state["path"]))

@@ -6,6 +6,8 @@ from lib.evaluate import effective_parameters
 from lib.evidence_opt import central_difference_gradient, evidence_gradient, mackay_s2, maximise_evidence
 from lib.features import rbf_features
 from lib.laplace import ConvergenceError, fit_laplace
+from lib.likelihood import LOGISTIC
+from lib.probit import PROBIT
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +122,50 @@ def _gradient(**kwargs):
     return lambda X, y: evidence_gradient(**{"X_train": X, "y_train": y, "s2": 1.0, "width": 1.0, **kwargs})
 
 
+@pytest.mark.parametrize("likelihood", [LOGISTIC, PROBIT], ids=["logistic", "probit"])
+@pytest.mark.parametrize("s2, width, bias_s2", [(1.0, 1.0, None), (0.3, 0.4, 2.0), (5.0, 1.5, 0.01)])
+def test_gradient_other_likelihood_and_bias_prior(data, likelihood, s2, width, bias_s2):
+    # (E1-E9) for any Likelihood and a separate bias prior variance, against central differences
+    X, y = data
+    res = evidence_gradient(X, y, s2, width, likelihood=likelihood, bias_s2=bias_s2)
+    fd = central_difference_gradient(X, y, s2, width, likelihood=likelihood, bias_s2=bias_s2)
+    assert res.gradient.shape == (2 if bias_s2 is None else 3,)
+    np.testing.assert_allclose(res.gradient, fd, rtol=1e-5, atol=1e-7)
+    prior = s2 if bias_s2 is None else np.append(np.full(X.shape[0], s2), bias_s2)
+    ref = fit_laplace(rbf_features(X, X, width), y, prior, likelihood=likelihood)
+    assert res.log_evidence == pytest.approx(ref.log_evidence, rel=1e-12)
+
+
+@pytest.mark.parametrize("likelihood", [LOGISTIC, PROBIT], ids=["logistic", "probit"])
+def test_bias_prior_gradient_splits_the_shared_one(data, likelihood):
+    # with bias_s2 = s2 the model is the shared-prior one, and d/dlog s2 of the shared prior is
+    # the sum of the two group derivatives (chain rule), the width derivative unchanged
+    X, y = data
+    shared = evidence_gradient(X, y, 0.8, 0.6, likelihood=likelihood)
+    split = evidence_gradient(X, y, 0.8, 0.6, likelihood=likelihood, bias_s2=0.8)
+    assert split.log_evidence == pytest.approx(shared.log_evidence, rel=1e-12)
+    assert split.gradient[0] + split.gradient[2] == pytest.approx(shared.gradient[0], rel=1e-9)
+    assert split.gradient[1] == pytest.approx(shared.gradient[1], rel=1e-9)
+    assert split.gamma == pytest.approx(shared.gamma, rel=1e-12)
+
+
+def test_optimiser_with_bias_prior_and_probit(data):
+    # three hyper-parameters: the optimum beats its start and the shared-prior optimum (a special
+    # case, bias_s2 = s2), and its projected gradient vanishes
+    X, y = data
+    box = (1e-3, 1e3)
+    shared = maximise_evidence(X, y, starts=[(1.0, 0.5)], s2_bounds=box, likelihood=PROBIT)
+    opt = maximise_evidence(X, y, starts=[(shared.s2, shared.width, shared.s2)], s2_bounds=box,
+                            bias_s2_bounds=box, likelihood=PROBIT)
+    assert opt.bias_s2 is not None and opt.runs[0].path.shape[1] == 3
+    assert opt.log_evidence >= shared.log_evidence - 1e-9
+    theta = np.log([opt.s2, opt.width, opt.bias_s2])
+    lo, hi = np.log([box[0], 1e-2, box[0]]), np.log([box[1], 1e1, box[1]])
+    free = (theta > lo + 1e-6) & (theta < hi - 1e-6)
+    assert np.all(np.abs(opt.gradient[free]) < 1e-3), opt.gradient
+    assert np.all(opt.gradient[theta <= lo + 1e-6] <= 1e-3)   # at a lower bound: no ascent inward
+
+
 def _maximise(**kwargs):
     return lambda X, y: maximise_evidence(X, y, **kwargs)
 
@@ -143,6 +189,16 @@ BAD_INPUT = [
                  id="starts-pair-with-fixed_width"),
     pytest.param(_maximise(fixed_width=0.5, starts=[1e3]), ValueError, "s2_bounds", id="starts-fixed_width"),
     pytest.param(_maximise(max_iter=0), ValueError, "max_iter", id="max_iter"),
+    pytest.param(_gradient(bias_s2=0.0), ValueError, "bias_s2", id="bias_s2"),
+    pytest.param(_gradient(likelihood="probit"), TypeError, "likelihood", id="likelihood"),
+    pytest.param(_maximise(likelihood=None), TypeError, "likelihood", id="likelihood-maximise"),
+    pytest.param(_maximise(bias_s2_bounds=(1.0, 0.1)), ValueError, "bias_s2_bounds", id="bias_s2_bounds"),
+    pytest.param(_maximise(bias_s2_bounds=(0.1, 1.0), fixed_width=0.5), ValueError, "fixed_width",
+                 id="bias-with-fixed_width"),
+    pytest.param(_maximise(bias_s2_bounds=(0.1, 1.0), starts=[(1.0, 0.5)]), TypeError,
+                 r"starts\[0\] must be a triple", id="starts-pair-with-bias"),
+    pytest.param(_maximise(bias_s2_bounds=(0.1, 1.0), starts=[(1.0, 0.5, 5.0)]), ValueError,
+                 "bias_s2_bounds", id="starts-bias-outside"),
     pytest.param(_maximise(gtol=0.0), ValueError, "gtol", id="gtol"),
     pytest.param(lambda X, y: central_difference_gradient(X, y, 1.0, 1.0, step=-1e-4), ValueError, "step",
                  id="step"),

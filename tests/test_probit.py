@@ -64,6 +64,23 @@ def test_derivatives_against_finite_differences(y):
     assert np.all(probit.curvature(a, yy) > 0)
 
 
+@pytest.mark.parametrize("lik", [LOGISTIC, probit.PROBIT], ids=["logistic", "probit"])
+@pytest.mark.parametrize("y", [0.0, 1.0])
+def test_curvature_derivative_against_finite_differences(lik, y):
+    # dW/da, the third derivative the evidence gradient needs, over activations up to |a| = 30
+    a = np.linspace(-30.0, 30.0, 241)
+    yy = np.full_like(a, y)
+    eps = 1e-5
+    fd3 = (lik.curvature(a + eps, yy) - lik.curvature(a - eps, yy)) / (2 * eps)
+    third = lik.curvature_derivative(a, yy)
+    assert np.all(np.isfinite(third))
+    near = np.abs(a) <= 8.0
+    np.testing.assert_allclose(third[near], fd3[near], rtol=1e-6, atol=1e-9)
+    # far out on the wrong side W = q (q + 2t) -> 2 cancels (q ~ 2|t|): the differences carry
+    # rounding of about 1e-16 q^2 / eps, so only an absolute check there
+    np.testing.assert_allclose(third, fd3, rtol=0, atol=5e-7)
+
+
 def test_probability_is_normal_cdf_of_sqrt2_a():
     a = np.linspace(-3, 3, 13)
     np.testing.assert_allclose(probit.proba(a), 0.5 * erfc(-a), rtol=1e-14)
@@ -81,7 +98,7 @@ def test_predictive_is_exact(mu, var):
 
 def test_probit_map_and_precision(small_problem):
     Phi, y = small_problem["Phi"], small_problem["y"]
-    s2 = probit.prior_variances(2.0, 5.0, Phi.shape[1])
+    s2 = lib.laplace.bias_prior_variances(2.0, 5.0, Phi.shape[1])
     post = lib.fit_laplace(Phi, y, s2, likelihood=probit.PROBIT)
     a = Phi @ post.w_map
     g = Phi.T @ probit.gradient(a, y) - post.w_map / s2

@@ -60,6 +60,7 @@ lock: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/grid.py
 	$(BIN)/python benchmarks/grid.py --simulate-workers 2 16 64
+	$(BIN)/python benchmarks/evidence_search.py
 
 clean:
 	rm -rf _build

@@ -3,7 +3,9 @@
 Modules, one per concept: :mod:`lib.data`, :mod:`lib.features`, :mod:`lib.likelihood`,
 :mod:`lib.ml`, :mod:`lib.laplace`, :mod:`lib.predictive`, :mod:`lib.metrics`,
 :mod:`lib.evaluate`; the chapters' experiments in :mod:`lib.lab`, :mod:`lib.laplace1d`,
-:mod:`lib.grid` and :mod:`lib.evidence_opt`; input checks in one place, :mod:`lib._validate`.
+:mod:`lib.grid` and :mod:`lib.evidence_opt`; the other models in :mod:`lib.probit`,
+:mod:`lib.gp`, :mod:`lib.softmax`, :mod:`lib.generative` and :mod:`lib.discriminant`; input
+checks in one place, :mod:`lib._validate`.
 
 Each quantity has one definition: the log-likelihood
 (:func:`lib.likelihood.label_log_probs`), the log posterior

@@ -81,6 +81,25 @@ def as_labels(value, name: str, *, length: int | None = None) -> np.ndarray:
     return arr.astype(float)
 
 
+def as_class_labels(value, name: str, *, K: int | None = None, length: int | None = None) -> np.ndarray:
+    """Return class labels ``0, 1, ..., K-1`` as an int 1-D array, or raise naming ``name``.
+
+    ``K`` defaults to the largest label plus one; ``length``, if given, is the required length.
+    """
+    arr = np.asarray(value)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array of class labels, got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{name} must hold integer class labels 0..K-1, got dtype {arr.dtype}")
+    if length is not None and arr.shape[0] != length:
+        raise ValueError(f"{name} must have length {length} (one label per row), got length {arr.shape[0]}")
+    if arr.min() < 0:
+        raise ValueError(f"{name} must hold labels 0, 1, ..., K-1, found {int(arr.min())}")
+    if K is not None and arr.max() >= K:
+        raise ValueError(f"{name} holds label {int(arr.max())} >= K = {K}")
+    return arr.astype(int)
+
+
 def as_weights_design_labels(w, Phi, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Weights ``w`` (M,), design ``Phi`` (N, M) and labels ``y`` (N,), checked together."""
     Phi = as_matrix(Phi, "Phi")

@@ -56,10 +56,7 @@ def fit_least_squares(X, y) -> LeastSquaresDiscriminant:
     LeastSquaresDiscriminant
     """
     X = _validate.as_matrix(X, "X")
-    Y = one_hot(y)
-    if Y.shape[0] != X.shape[0]:
-        raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got length "
-                         f"{Y.shape[0]}")
+    Y = one_hot(y, length=X.shape[0])
     missing = np.flatnonzero(Y.sum(axis=0) == 0)
     if missing.size:
         raise ValueError(f"y has no points of class {missing[0]} (labels must be 0..K-1, each "

@@ -128,11 +128,7 @@ def gaussian_classifier(priors, means, covariances) -> GaussianClassifier:
 def _check_X_y(X, y, K: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Inputs (N, D) and labels as one-hot (N, K); labels checked by :func:`lib.softmax.one_hot`."""
     X = _validate.as_matrix(X, "X")
-    Y = one_hot(y, K)
-    if Y.shape[0] != X.shape[0]:
-        raise ValueError(f"y must have one label per row of X ({X.shape[0]}), got length "
-                         f"{Y.shape[0]}")
-    return X, Y
+    return X, one_hot(y, K, length=X.shape[0])
 
 
 def fit_gaussian_classifier(X, y, *, shared: bool = True) -> GaussianClassifier:

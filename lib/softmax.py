@@ -25,16 +25,16 @@ __all__ = [
 ]
 
 
-def one_hot(y, K: int | None = None) -> np.ndarray:
-    """Integer labels 0..K-1 (length N) -> one-hot matrix (N, K) of 0.0/1.0."""
-    y = np.asarray(y)
-    if y.ndim != 1 or y.size == 0 or not np.issubdtype(y.dtype, np.integer):
-        raise ValueError(f"y must be a non-empty 1-D integer array, got {y.dtype} {y.shape}")
-    if y.min() < 0:
-        raise ValueError("y must hold labels 0, 1, ..., K-1")
-    K = int(y.max()) + 1 if K is None else _validate.positive_int(K, "K")
-    if y.max() >= K:
-        raise ValueError(f"y holds label {int(y.max())} >= K = {K}")
+def one_hot(y, K: int | None = None, *, name: str = "y", length: int | None = None) -> np.ndarray:
+    """Integer labels 0..K-1 (length N) -> one-hot matrix (N, K) of 0.0/1.0.
+
+    Labels checked by :func:`lib._validate.as_class_labels` (errors name ``name``); ``K``
+    defaults to the largest label plus one.
+    """
+    if K is not None:
+        K = _validate.positive_int(K, "K")
+    y = _validate.as_class_labels(y, name, K=K, length=length)
+    K = int(y.max()) + 1 if K is None else K
     return np.eye(K)[y]
 
 

@@ -42,9 +42,9 @@ def test_labels_only_and_outputs_not_probabilities(data):
 
 @pytest.mark.parametrize("args, error, match", [
     ((np.zeros(5), np.zeros(5, int)), ValueError, "X must be a 2-D"),
-    ((np.zeros((5, 2)), np.zeros(4, int)), ValueError, "one label per row of X"),
+    ((np.zeros((5, 2)), np.zeros(4, int)), ValueError, "one label per row"),
     ((np.zeros((5, 2)), np.array([0, 0, 2, 2, 2])), ValueError, "no points of class 1"),
-    ((np.zeros((5, 2)), np.array([0.0, 1, 0, 1, 0])), ValueError, "integer array"),
+    ((np.zeros((5, 2)), np.array([0.0, 1, 0, 1, 0])), TypeError, "integer class labels"),
     ((np.full((2, 2), np.inf), np.array([0, 1])), ValueError, "finite"),
 ])
 def test_bad_input(args, error, match):

@@ -148,9 +148,9 @@ _fit = gen.fit_gaussian_classifier
 @pytest.mark.parametrize("call, error, match", [
     (lambda: _fit(X0[:, 0], Y0), ValueError, "X must be a 2-D"),
     (lambda: _fit(np.where(X0 > 5, np.nan, X0), Y0), ValueError, "X must contain only finite"),
-    (lambda: _fit(X0, Y0.astype(float)), ValueError, "integer array"),
+    (lambda: _fit(X0, Y0.astype(float)), TypeError, "integer class labels"),
     (lambda: _fit(X0, Y0 - 1), ValueError, "labels 0, 1, ..., K-1"),
-    (lambda: _fit(X0, Y0[:-1]), ValueError, "one label per row of X"),
+    (lambda: _fit(X0, Y0[:-1]), ValueError, "one label per row"),
     (lambda: _fit(X0, np.where(Y0 == 1, 2, Y0)), ValueError, "no points of class 1"),
     (lambda: _fit(X0, np.zeros(30, int)), ValueError, "at least 2 classes"),
     (lambda: _fit(X0, np.r_[0, 0, np.full(28, 1)], shared=False), ValueError,
@@ -178,7 +178,7 @@ _fit = gen.fit_gaussian_classifier
     (lambda: gen.average_log_likelihood(_fit(X0, Y0), X0, np.r_[Y0[:-1], 3]), ValueError,
      "label 3 >= K = 3"),
     (lambda: gen.joint_log_likelihood(_fit(X0, Y0), X0, Y0[:5]), ValueError,
-     "one label per row of X"),
+     "one label per row"),
     (lambda: gen.fit_gaussian_classifier(X0.astype(str), Y0), TypeError, "X must be a numeric"),
 ])
 def test_bad_input(call, error, match):

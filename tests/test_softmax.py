@@ -15,10 +15,22 @@ def data():
 
 def test_one_hot():
     assert np.array_equal(sm.one_hot(np.array([0, 2, 1])), np.eye(3)[[0, 2, 1]])
-    with pytest.raises(ValueError):
-        sm.one_hot(np.array([0, -1]))
-    with pytest.raises(ValueError):
-        sm.one_hot(np.array([0, 3]), K=3)
+    assert sm.one_hot(np.array([0, 1]), K=4).shape == (2, 4)
+
+
+@pytest.mark.parametrize("y, kwargs, exc, match", [
+    (np.array([0, -1]), {}, ValueError, "found -1"),
+    (np.array([0, 3]), {"K": 3}, ValueError, "label 3 >= K = 3"),
+    (np.array([0.0, 1.0]), {}, TypeError, "integer class labels"),
+    (np.array([[0, 1]]), {}, ValueError, "1-D"),
+    (np.array([], dtype=int), {}, ValueError, "non-empty"),
+    (np.array([0, 1, 2]), {"length": 4}, ValueError, "length 4"),
+    (np.array([0, 1]), {"K": 0}, ValueError, "K must be"),
+    (np.array([0, 1]), {"name": "labels", "K": 1}, ValueError, "labels holds label 1"),
+])
+def test_one_hot_rejects_bad_labels(y, kwargs, exc, match):
+    with pytest.raises(exc, match=match):
+        sm.one_hot(y, **kwargs)
 
 
 def test_gradient_and_hessian_match_finite_differences(data):

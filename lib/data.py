@@ -147,9 +147,9 @@ def cache_dir() -> Path:
     env = os.environ.get("BLC_CACHE_DIR")
     if env:
         return Path(env)
-    import pooch
+    from platformdirs import user_cache_dir   # the folder pooch.os_cache would give
 
-    return Path(pooch.os_cache("blc-book"))
+    return Path(user_cache_dir("blc-book"))
 
 
 def mirrors(base_url=None) -> tuple[Mirror, ...]:

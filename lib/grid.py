@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -218,9 +217,7 @@ def _cache_path(inputs, engine: str, warm_start: bool) -> Path:
     """``<cache>/grids/<sha256 of the inputs, the options and lib's source>.npz``."""
     from .data import cache_dir
 
-    with warnings.catch_warnings():   # cache_dir imports pooch, whose tqdm.auto warns in notebooks
-        warnings.simplefilter("ignore")
-        folder = cache_dir()
+    folder = cache_dir()
     digest = hashlib.sha256()
     for array in inputs:
         digest.update(repr((array.shape, array.dtype.str)).encode())

@@ -43,7 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import cho_solve, cholesky
+from scipy.linalg import cho_solve, cholesky, solve_triangular
 
 from ._validate import as_labels, as_matrix, as_vector, as_weights_design_labels, positive_int, positive_scalar
 from .likelihood import LOGISTIC, Likelihood, log_likelihood_from_activations, logistic_curvature, sigmoid
@@ -86,6 +86,16 @@ class LaplacePosterior:
     def precision(self) -> np.ndarray:
         """Precision ``A = L L^T``, shape (M, M)."""
         return self.chol @ self.chol.T
+
+    @property
+    def marginal_variances(self) -> np.ndarray:
+        """``diag(A^{-1})``, shape (M,): the posterior variance of each weight.
+
+        The squared column norms of ``L^{-1}`` (``A^{-1} = L^{-T} L^{-1}``), by one triangular
+        solve; ``A`` is never inverted.
+        """
+        L_inv = solve_triangular(self.chol, np.eye(self.n_weights), lower=True)
+        return np.einsum("ij,ij->j", L_inv, L_inv)
 
     @property
     def log_det_precision(self) -> float:

@@ -236,3 +236,11 @@ def test_rejects_bad_prior_vector(small_problem, s2, match):
 def test_rejects_non_likelihood(small_problem):
     with pytest.raises(TypeError, match="Likelihood"):
         lib.fit_laplace(small_problem["Phi"], small_problem["y"], 1.0, likelihood="probit")
+
+
+def test_marginal_variances_are_the_diagonal_of_the_inverse_precision(small_problem):
+    Phi, y = small_problem["Phi"], small_problem["y"]
+    for s2 in (0.5, np.linspace(0.2, 3.0, Phi.shape[1])):
+        post = lib.fit_laplace(Phi, y, s2)
+        np.testing.assert_allclose(post.marginal_variances,
+                                   np.diag(np.linalg.inv(post.precision)), rtol=1e-10)

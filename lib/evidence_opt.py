@@ -43,12 +43,14 @@ Book equations: (E1) is ``eo-chain``, (E2) ``eo-dmode``, (E3), (E6) and (E7) ``e
 
 Rasmussen & Williams (2006), algorithm 5.1, computes the same gradient in the function-space
 (dual) form for Gaussian-process classification; :func:`evidence_gradient` is its
-weight-space form. Line 2 (the mode, algorithm 3.1) and line 5 (``log Z``) are
-:func:`lib.laplace.fit_laplace`; lines 3-4 (``W``, the Cholesky factor) are ``W`` and ``L``
-here; line 8 (``s2 = -(1/2) diag(posterior covariance of f) d^3 log p``, their eq. 5.23) is
-(E2), with ``h_n`` the posterior variance of ``a_n``; line 11 (``s1``, the explicit part,
-eq. 5.22) is (E4) and (E5); lines 12-13 (``b``, ``s3``: how the mode moves, eq. 5.24) are
-(E3) with (E6) and (E7); line 14 (``s1 + s2.s3``, eq. 5.21) is (E1).
+weight-space form. The mode (algorithm 3.1) and ``log Z`` are :func:`lib.laplace.fit_laplace`;
+``W`` and the Cholesky factor are ``W`` and ``L`` here; the algorithm's ``s2`` (how ``log Z``
+changes with the mode, their eq. 5.23) is (E2), with ``h_n`` the posterior variance of
+``a_n``; ``s1`` (the explicit part, eq. 5.22) is (E4) and (E5); ``b`` and ``s3`` (how the mode
+moves, eq. 5.24) are (E3) with (E6) and (E7); ``s1 + s2.s3`` (eq. 5.21) is (E1). The sign of
+(E2): ``dW_nn/da_n = -d^3 log p``, so (E2) is ``+(1/2) Phi^T (h * d^3 log p)``, plus one half
+(as :func:`lib.gp.rbf_evidence_gradient` explains); the central-difference tests
+(``tests/test_evidence_opt.py``) confirm it.
 
 MacKay's (1992) fixed-point update for ``s2`` sets the explicit part (E4) to zero and
 iterates::

@@ -93,10 +93,9 @@ from ._validate import as_labels, as_matrix, positive_int, positive_pair, positi
 from ._validate import bounds as check_bounds
 from .features import rbf_features, rbf_from_squared_distances, squared_distances
 from .laplace import (
-    ConvergenceError, LaplacePosterior, bias_prior_variances, fit_laplace, log_posterior_from_activations,
-    log_prior_quadratic,
+    ConvergenceError, LaplacePosterior, bias_prior_variances, fit_laplace, log_prior_quadratic,
 )
-from .likelihood import LOGISTIC, Likelihood
+from .likelihood import LOGISTIC, Likelihood, as_likelihood
 
 #: Default search box, the range of the book's 50 x 50 grid: s2 in [0.01, 100], l in [0.01, 10].
 DEFAULT_S2_BOUNDS = (1e-2, 1e2)
@@ -189,8 +188,7 @@ def _best_start(candidates, Phi, y, s2, likelihood=LOGISTIC):
     candidates = [w for w in candidates if w is not None and np.all(np.isfinite(w))]
     if not candidates:
         return None
-    if likelihood is LOGISTIC and np.ndim(s2) == 0:
-        return max(candidates, key=lambda w: log_posterior_from_activations(Phi @ w, y, float(w @ w), s2))
+    # Psi = L + log prior; for LOGISTIC and a float s2, log_posterior_from_activations, op for op
     return max(candidates, key=lambda w: likelihood.log_likelihood(Phi @ w, y) + log_prior_quadratic(w, s2))
 
 
@@ -290,17 +288,11 @@ def evidence_gradient(X_train, y_train, s2, width, *, w0=None, likelihood: Likel
     X_train, y_train = _training_data(X_train, y_train)
     s2 = positive_scalar(s2, "s2")
     width = positive_scalar(width, "width")
-    likelihood = _checked_likelihood(likelihood)
+    likelihood = as_likelihood(likelihood)
     if bias_s2 is not None:
         bias_s2 = positive_scalar(bias_s2, "bias_s2")
     return _evidence_gradient(squared_distances(X_train, X_train), y_train, s2, width, w0=w0,
                               likelihood=likelihood, bias_s2=bias_s2)
-
-
-def _checked_likelihood(likelihood):
-    if not isinstance(likelihood, Likelihood):
-        raise TypeError(f"likelihood must be a lib.likelihood.Likelihood, got {likelihood!r}")
-    return likelihood
 
 
 def central_difference_gradient(X_train, y_train, s2, width, *, step: float = 1e-4,
@@ -338,7 +330,7 @@ def central_difference_gradient(X_train, y_train, s2, width, *, step: float = 1e
         theta.append(positive_scalar(bias_s2, "bias_s2"))
     theta = np.log(theta)
     h = positive_scalar(step, "step")
-    likelihood = _checked_likelihood(likelihood)
+    likelihood = as_likelihood(likelihood)
 
     def log_Z(t):
         Phi = rbf_features(X_train, X_train, float(np.exp(t[1])))
@@ -544,7 +536,7 @@ def maximise_evidence(
     width_bounds = check_bounds(width_bounds, "width_bounds")
     if fixed_width is not None:
         fixed_width = positive_scalar(fixed_width, "fixed_width")
-    likelihood = _checked_likelihood(likelihood)
+    likelihood = as_likelihood(likelihood)
     separate_bias = bias_s2_bounds is not None
     if separate_bias:
         bias_s2_bounds = check_bounds(bias_s2_bounds, "bias_s2_bounds")

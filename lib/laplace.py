@@ -46,7 +46,7 @@ import numpy as np
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 
 from ._validate import as_labels, as_matrix, as_vector, as_weights_design_labels, positive_int, positive_scalar
-from .likelihood import LOGISTIC, Likelihood, log_likelihood_from_activations, logistic_curvature, sigmoid
+from .likelihood import LOGISTIC, Likelihood, as_likelihood, log_likelihood_from_activations, logistic_curvature, sigmoid
 
 
 class ConvergenceError(RuntimeError):
@@ -262,10 +262,9 @@ def fit_laplace(
 
         g = Phi^T (y - sigma(Phi w)) - w / s2,     A d = g,     w <- w + t d
 
-(for another ``likelihood``, ``y - sigma(Phi w)`` is its ``gradient`` and ``W`` in ``A`` its
-``curvature``; for a vector ``s2``, ``w / s2`` and ``I / s2`` are elementwise).
-
-    with ``t`` halved until ``Psi`` does not decrease (a safeguard far from the mode).
+    with ``t`` halved until ``Psi`` does not decrease (a safeguard far from the mode). For
+    another ``likelihood``, ``y - sigma(Phi w)`` is its ``gradient`` and ``W`` in ``A`` its
+    ``curvature``; for a vector ``s2``, ``w / s2`` and ``I / s2`` are elementwise.
     Converged when ``max |t d| <= tol * (1 + max |w|)`` or, in activation space,
     ``max |Phi t d| <= tol * (1 + max |Phi w|)``.
 
@@ -299,9 +298,7 @@ def fit_laplace(
     N, M = Phi.shape
     y = as_labels(y, "y", length=N)
     s2 = _prior_variances(s2, M)
-    if not isinstance(likelihood, Likelihood):
-        raise TypeError(f"likelihood must be a lib.likelihood.Likelihood, got {likelihood!r}")
-    lik = likelihood
+    lik = as_likelihood(likelihood)
     tol = positive_scalar(tol, "tol")
     max_iter = positive_int(max_iter, "max_iter")
     w = np.zeros(M) if w0 is None else as_vector(w0, "w0", length=M).copy()

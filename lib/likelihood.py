@@ -187,6 +187,13 @@ class Likelihood:
     curvature_derivative: Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
+def as_likelihood(value, name: str = "likelihood") -> Likelihood:
+    """``value`` if it is a :class:`Likelihood`, else a TypeError naming ``name``."""
+    if not isinstance(value, Likelihood):
+        raise TypeError(f"{name} must be a lib.likelihood.Likelihood, got {value!r}")
+    return value
+
+
 def logistic_curvature(a) -> np.ndarray:
     """The curvature diagonal ``W_nn = sigma(a_n) (1 - sigma(a_n))`` of the logistic likelihood (no checks).
 

@@ -1,7 +1,7 @@
 """Speed of the evidence grid (issue 5): ``make bench`` or ``python benchmarks/grid.py``.
 
 Runs the 50 x 50 grid of the book (``l`` log-spaced over [0.01, 10], ``s2`` over [0.01, 100])
-on the report's training split with :func:`lib.grid.evidence_grid`, then, on a 5 x 5 sub-grid
+on the report's training split with :func:`lib.hyper.grid.evidence_grid`, then, on a 5 x 5 sub-grid
 of the same points, a per-point baseline: scikit-learn's
 ``LogisticRegression(C=s2, fit_intercept=False, solver="newton-cholesky", tol=1e-10)`` on the
 RBF design with its bias column (``C`` multiplies the summed log-loss against ``w.w / 2``, so
@@ -24,7 +24,7 @@ points: on a shared machine a multi-threaded BLAS makes it erratic (ten times sl
 cores are busy), which would flatter the ratio.
 
 ``--simulate-workers K [K ...]`` prints instead how the grid's tasks
-(:func:`lib.grid_engine.plan_tasks`) would share K workers: it measures, one after the other in
+(:func:`lib.fastgrid.engine.plan_tasks`) would share K workers: it measures, one after the other in
 this process, the CPU time of each task (with its width's decomposition already built) and of
 each width's decomposition, then replays the schedule on K workers: each task goes, in the
 schedule's order, to the worker that is free first, and pays for its width's decomposition
@@ -49,8 +49,8 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 import lib
-from lib import grid_engine
-from lib.grid import evidence_grid
+from lib.fastgrid import engine as grid_engine
+from lib.hyper.grid import evidence_grid
 
 S2_VALUES = np.logspace(-2, 2, 50)
 WIDTHS = np.logspace(-2, 1, 50)

@@ -1,32 +1,47 @@
 """``lib``: the computation behind the book *Bayesian logistic classification*.
 
-Modules, one per concept: :mod:`lib.data`, :mod:`lib.features`, :mod:`lib.likelihood`,
-:mod:`lib.ml`, :mod:`lib.laplace`, :mod:`lib.predictive`, :mod:`lib.metrics`,
-:mod:`lib.evaluate`; the chapters' experiments in :mod:`lib.lab`, :mod:`lib.laplace1d`,
-:mod:`lib.grid` and :mod:`lib.evidence_opt`; the other models in :mod:`lib.probit`,
-:mod:`lib.gp`, :mod:`lib.softmax`, :mod:`lib.generative` and :mod:`lib.discriminant`; input
-checks in one place, :mod:`lib._validate`.
+The top level is the **teaching core**, the method of the core chapters, one module per
+concept: :mod:`lib.data` (the lab data), :mod:`lib.features` (linear and RBF designs),
+:mod:`lib.likelihood` (the logistic likelihood and the :class:`~lib.likelihood.Likelihood`
+interface), :mod:`lib.ml` (maximum likelihood by gradient ascent), :mod:`lib.laplace` (MAP,
+Laplace approximation, evidence), :mod:`lib.predictive` (the probit-approximated predictive)
+and :mod:`lib.scores` (metrics, evidence criteria, scores of a posterior). ``import lib``
+exports their names and nothing else.
+
+Everything else lives in a sub-package named for its role, imported as a module
+(``from lib.models import probit``):
+
+* :mod:`lib.models` -- the other models: probit (erfc) likelihood, GP classification,
+  softmax regression, Gaussian generative classifiers, least-squares discriminant;
+* :mod:`lib.hyper` -- choosing the hyper-parameters: the evidence grid (what a grid point is,
+  the reference), the evidence gradient, the search, MacKay's update;
+* :mod:`lib.fastgrid` -- the fast engine that computes :mod:`lib.hyper`'s grid;
+* :mod:`lib.checks` -- ground truth (NUTS, quadrature, importance sampling), the ML lab's split
+  and training-length studies, the 1-D Laplace example;
+* :mod:`lib.book` -- book plumbing: the report's quoted figures, plots, display and glue helpers.
 
 Each quantity has one definition: the log-likelihood
 (:func:`lib.likelihood.label_log_probs`), the log posterior
 (:func:`lib.laplace.log_posterior_from_activations`), the RBF block
 (:func:`lib.features.rbf_from_squared_distances`), the Laplace log evidence
 (:attr:`lib.laplace.LaplacePosterior.evidence_terms`), the per-point scores
-(:func:`lib.metrics.activation_scores`) and MacKay's gamma
-(:func:`lib.evaluate.effective_parameters`).
+(:func:`lib.scores.activation_scores`) and MacKay's gamma
+(:func:`lib.scores.effective_parameters`). Input checks are in one place, :mod:`lib._validate`.
 """
-from . import data, features, laplace, likelihood, metrics, ml, plots, predictive, report
-from .data import DataError, load_lab_data, random_split, report_split
-from .features import add_bias, linear_features, rbf_features
-from .laplace import (
+from lib.data import DataError, load_lab_data, random_split, report_split
+from lib.features import add_bias, linear_features, rbf_features
+from lib.laplace import (
     ConvergenceError,
     LaplacePosterior,
+    bias_prior_variances,
     fit_laplace,
     log_evidence,
     log_posterior,
     precision_matrix,
 )
-from .likelihood import (
+from lib.likelihood import (
+    LOGISTIC,
+    Likelihood,
     average_log_likelihood,
     average_log_likelihood_logits,
     gradient,
@@ -35,9 +50,9 @@ from .likelihood import (
     log_sigmoid,
     sigmoid,
 )
-from .metrics import accuracy, confusion_matrix, predict_labels
-from .ml import GradientAscentResult, fit_ml
-from .predictive import (
+from lib.ml import GradientAscentResult, curvature_bound, fit_ml, minibatch_curvature_bound
+from lib.predictive import (
+    PROBIT_SCALE,
     activation_moments,
     logistic_gaussian_expectation,
     map_logits,
@@ -45,6 +60,21 @@ from .predictive import (
     predictive_logits,
     predictive_proba,
     probit_approximation,
+    probit_gap,
+)
+from lib.scores import (
+    SplitScores,
+    accuracy,
+    bic,
+    confusion_matrix,
+    decision_crosstab,
+    effective_parameters,
+    evidence_terms,
+    logit_scores,
+    predict_labels,
+    report_evidence_forms,
+    score_posterior,
+    score_split,
 )
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -58,9 +58,6 @@ MIRRORS: tuple[Mirror, ...] = (
            f"https://cdn.jsdelivr.net/gh/Sheev13/bayesian-inference@{_SHEEV13}/"),
 )
 
-#: The first mirror's address (kept for code that names one download address).
-DEFAULT_URL = MIRRORS[0].base_url
-
 #: sha256 of each file (of its canonical form, which is the hand-out's own form).
 REGISTRY = {
     "X.txt": "c639403b054d5cd2d863dbcff7dac934199dc13d011342cde408dc50632846c7",

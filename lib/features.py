@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import as_matrix, positive_scalar
+from lib._validate import as_matrix, positive_scalar
 
 #: RBF values below this (about the square root of the smallest normal double) are set to 0.
 #: They are far below rounding against any O(1) term, but they and their products are
@@ -99,7 +99,7 @@ def rbf_from_squared_distances(d2, width) -> np.ndarray:
     """The RBF block ``exp(-d2 / (2 l^2))``, values below :data:`FLUSH_BELOW` set to 0 (no checks).
 
     The one definition of the basis functions ``phi_m`` (without the bias column), shared by
-    :func:`rbf_features`, :mod:`lib.evidence_opt` and :mod:`lib.grid_engine`. No input checks: called
+    :func:`rbf_features`, :mod:`lib.hyper.evidence` and :mod:`lib.fastgrid.engine`. No input checks: called
     on distances its callers computed (:func:`squared_distances`) and a checked width.
 
     Parameters

@@ -21,7 +21,7 @@ with ``log|A| = 2 sum_i log L_ii`` from the Cholesky factor ``A = L L^T`` (book 
 Other likelihoods and priors plug into the same code (book chapter "The probit likelihood"):
 :func:`fit_laplace` takes ``likelihood=`` (a :class:`lib.likelihood.Likelihood`, three
 per-point functions of the activations: ``log p``, its first derivative and ``W_nn``, minus its
-second; :data:`lib.likelihood.LOGISTIC` by default, :data:`lib.probit.PROBIT` the erfc model
+second; :data:`lib.likelihood.LOGISTIC` by default, :data:`lib.models.probit.PROBIT` the erfc model
 of Barrett's note), and ``s2`` may be a vector of per-weight prior variances (a separate prior
 variance for the bias), ``w ~ N(0, diag(s2))``: then ``I / s2`` is ``diag(1 / s2)``,
 ``w.w / (2 s2)`` is ``sum_i w_i^2 / (2 s2_i)`` and ``(M/2) log s2`` is
@@ -45,8 +45,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 
-from ._validate import as_labels, as_matrix, as_vector, as_weights_design_labels, positive_int, positive_scalar
-from .likelihood import LOGISTIC, Likelihood, as_likelihood, log_likelihood_from_activations, logistic_curvature, sigmoid
+from lib._validate import as_labels, as_matrix, as_vector, as_weights_design_labels, positive_int, positive_scalar
+from lib.likelihood import LOGISTIC, Likelihood, as_likelihood, log_likelihood_from_activations, logistic_curvature, sigmoid
 
 
 class ConvergenceError(RuntimeError):
@@ -214,7 +214,7 @@ def log_posterior_from_activations(a, y, sq_norm, s2) -> float:
     The one definition of ``Psi`` (book eq. ``map-logpost``): the log-likelihood of the
     activations ``a = Phi w`` (:func:`lib.likelihood.log_likelihood_from_activations`) plus the
     log prior ``-w.w / (2 s2)`` without its constant. No input checks: a hot path (every
-    Newton step and step halving here and in :mod:`lib.grid_engine`), called on checked arrays.
+    Newton step and step halving here and in :mod:`lib.fastgrid.engine`), called on checked arrays.
 
     Parameters
     ----------

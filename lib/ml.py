@@ -6,6 +6,9 @@ Each step moves the weights along the gradient of the log-likelihood of one mini
 
 (the full training set when no batch size is given). The minibatches are a fresh random
 partition of the training rows each epoch, drawn from a seeded generator.
+
+:func:`curvature_bound` gives the step sizes for which the full-batch ascent is stable
+(``eta < 2 / kappa``), :func:`minibatch_curvature_bound` the same for one epoch's minibatches.
 """
 from __future__ import annotations
 
@@ -14,9 +17,12 @@ from typing import Callable
 
 import numpy as np
 
-from ._validate import as_labels, as_matrix, as_vector, positive_int, positive_scalar
-from ._validate import batch_size as check_batch_size
-from .likelihood import average_log_likelihood_logits, sigmoid
+from scipy.linalg import eigh
+from scipy.sparse.linalg import LinearOperator, eigsh
+
+from lib._validate import as_labels, as_matrix, as_vector, positive_int, positive_scalar
+from lib._validate import batch_size as check_batch_size
+from lib.likelihood import average_log_likelihood_logits, sigmoid
 
 
 @dataclass(frozen=True)
@@ -153,3 +159,70 @@ def fit_ml(
         steps=np.array(steps),
         converged=converged,
     )
+
+
+#: Designs with at most this many columns get a dense eigen-solve; wider ones use Lanczos.
+_DENSE_MAX_COLS = 200
+
+
+def curvature_bound(Phi) -> float:
+    """Curvature bound ``kappa = nu_max(Phi^T Phi) / 4`` of the summed log-likelihood.
+
+    Book eq. ``ml-kappa``: ``-Hessian = Phi^T W Phi`` with ``W = diag(sigma_n (1 - sigma_n))``
+    is bounded by ``Phi^T Phi / 4`` because ``sigma (1 - sigma) <= 1/4``. Gradient ascent on the summed log-likelihood (algorithm 1
+    with the full batch) is then guaranteed to increase it for any step ``eta < 2 / kappa``.
+
+    Parameters
+    ----------
+    Phi : array_like, shape (N, M)
+        Design (rows are data points).
+
+    Returns
+    -------
+    float
+        ``kappa > 0`` (or ``0.0`` for an all-zero design).
+
+    Notes
+    -----
+    The largest eigenvalue of ``Phi^T Phi`` is found by a dense symmetric solve for narrow
+    designs and by Lanczos iteration (``scipy.sparse.linalg.eigsh``, started from a fixed
+    vector so the result is reproducible) for wide ones, without forming ``Phi^T Phi``.
+    """
+    Phi = as_matrix(Phi, "Phi")
+    M = Phi.shape[1]
+    if M <= _DENSE_MAX_COLS:
+        gram = Phi.T @ Phi
+        lam = eigh(gram, eigvals_only=True, subset_by_index=[M - 1, M - 1])[0]
+    else:
+        op = LinearOperator((M, M), matvec=lambda v: Phi.T @ (Phi @ v), dtype=float)
+        lam = eigsh(op, k=1, which="LA", v0=np.ones(M), return_eigenvectors=False)[0]
+    return float(max(lam, 0.0)) / 4.0
+
+
+def minibatch_curvature_bound(Phi, batch_size: int, *, seed: int = 0) -> float:
+    """Largest curvature bound ``kappa_B`` over the minibatches of one random partition.
+
+    A step on the *summed* log-likelihood of minibatch ``B`` is stable when
+    ``eta < 2 / kappa_B`` with ``kappa_B = nu_max(Phi_B^T Phi_B) / 4`` (:func:`curvature_bound`
+    of its rows). Each ``Phi_B^T Phi_B`` sums ``B`` of the ``N`` outer products, so
+    ``kappa_B`` is roughly ``B / N`` of the full batch's ``kappa``.
+
+    Parameters
+    ----------
+    Phi : array_like, shape (N, M)
+        Design.
+    batch_size : int
+        Rows per minibatch B (at most N); the rows are permuted by ``default_rng(seed)`` and
+        cut into ``N // B`` nearly equal batches, as one epoch of algorithm 1 would.
+    seed : int
+        Seed of the permutation.
+
+    Returns
+    -------
+    float
+        ``max_B kappa_B``.
+    """
+    Phi = as_matrix(Phi, "Phi")
+    batch_size = check_batch_size(positive_int(batch_size, "batch_size"), Phi.shape[0])
+    rows = np.random.default_rng(seed).permutation(Phi.shape[0])
+    return max(curvature_bound(Phi[b]) for b in np.array_split(rows, Phi.shape[0] // batch_size))

@@ -25,9 +25,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from ._validate import as_matrix, as_nonnegative, as_vector
-from .laplace import LaplacePosterior
-from .likelihood import sigmoid
+from lib._validate import as_matrix, as_nonnegative, as_vector
+from lib.laplace import LaplacePosterior
+from lib.likelihood import sigmoid
 
 #: The probit approximation's scale ``lambda = sqrt(pi / 8)``: ``sigma(a) ~= N(lambda a)``.
 PROBIT_SCALE = float(np.sqrt(np.pi / 8.0))
@@ -84,7 +84,7 @@ def probit_logits(mu, var) -> np.ndarray:
 def moderate(mu, var) -> np.ndarray:
     """``mu / sqrt(1 + pi var / 8)``, the unchecked core of :func:`probit_logits`.
 
-    No input checks: the per-grid-point hot path (:func:`lib.metrics.activation_scores`).
+    No input checks: the per-grid-point hot path (:func:`lib.scores.activation_scores`).
     """
     return mu / np.sqrt(1.0 + np.pi * var / 8.0)
 

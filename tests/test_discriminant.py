@@ -1,10 +1,10 @@
-"""Tests of lib.discriminant: least squares on one-hot targets."""
+"""Tests of lib.models.discriminant: least squares on one-hot targets."""
 import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 from sklearn.linear_model import LinearRegression
 
-import lib.discriminant as dis
+import lib.models.discriminant as dis
 
 
 @pytest.fixture(scope="module")

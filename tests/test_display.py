@@ -1,8 +1,8 @@
-"""lib.display: small numbers printed so that they reproduce on any machine."""
+"""lib.book.display: small numbers printed so that they reproduce on any machine."""
 import numpy as np
 import pytest
 
-from lib.display import small
+from lib.book.display import small
 
 
 @pytest.mark.parametrize("value, kwargs, text", [

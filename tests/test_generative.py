@@ -1,4 +1,4 @@
-"""Tests of lib.generative: the Gaussian class-conditional classifier (shared / per-class)."""
+"""Tests of lib.models.generative: the Gaussian class-conditional classifier (shared / per-class)."""
 import numpy as np
 import pytest
 from scipy.special import softmax
@@ -9,7 +9,7 @@ from sklearn.discriminant_analysis import (
     QuadraticDiscriminantAnalysis,
 )
 
-import lib.generative as gen
+import lib.models.generative as gen
 
 
 @pytest.fixture(scope="module")

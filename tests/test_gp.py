@@ -1,9 +1,9 @@
-"""Tests of lib.gp: the function-space Laplace classifier equals the weight-space one."""
+"""Tests of lib.models.gp: the function-space Laplace classifier equals the weight-space one."""
 import numpy as np
 import pytest
 
 import lib
-from lib import gp
+from lib.models import gp
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""Tests of lib.grid: a grid point is fit_laplace and score_posterior; the table's layout, its
+"""Tests of lib.hyper.grid: a grid point is fit_laplace and score_posterior; the table's layout, its
 parallel and cached runs, and the checks of the arguments. (The fast engine against the
 reference: tests/test_engine.py.)"""
 import os
@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 import lib
-from lib import grid
-from lib.evaluate import score_posterior
-from lib.grid import COLUMNS, evidence_grid
+from lib.hyper import grid
+from lib.scores import score_posterior
+from lib.hyper.grid import COLUMNS, evidence_grid
 
 S2 = np.array([0.01, 1.0, 100.0])
 #: 0.05: banded dual form; 0.2: dense dual; 1.5 and 3: low rank (primal, reduced).
@@ -87,7 +87,7 @@ def test_default_jobs_are_bounded(monkeypatch, cores, n_tasks, expected):
 def test_split_chains_are_the_same_on_any_number_of_workers(data):
     """Chains split into segments (many s2 values): still bit-identical to serial."""
     s2 = np.logspace(-2, 2, 40)
-    tasks = grid.grid_engine.plan_tasks(data[0], s2, WIDTHS)
+    tasks = grid.fastgrid.plan_tasks(data[0], s2, WIDTHS)
     assert len(tasks) > WIDTHS.size                             # some chains are split
     serial = evidence_grid(*data, s2, WIDTHS, n_jobs=1)
     pd.testing.assert_frame_equal(evidence_grid(*data, s2, WIDTHS, n_jobs=2), serial,

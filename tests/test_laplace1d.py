@@ -1,10 +1,10 @@
-"""Tests for lib.laplace1d: the 1-D Laplace approximation and the quadrature normaliser."""
+"""Tests for lib.checks.laplace1d: the 1-D Laplace approximation and the quadrature normaliser."""
 import math
 
 import numpy as np
 import pytest
 
-from lib.laplace1d import Laplace1D, laplace_1d, log_normaliser_1d
+from lib.checks.laplace1d import Laplace1D, laplace_1d, log_normaliser_1d
 from lib.likelihood import log_sigmoid, sigmoid
 
 

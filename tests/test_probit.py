@@ -1,11 +1,11 @@
-"""lib.probit: the erfc likelihood of Barrett's note, plugged into lib.laplace.fit_laplace."""
+"""lib.models.probit: the erfc likelihood of Barrett's note, plugged into lib.laplace.fit_laplace."""
 import numpy as np
 import pytest
 from scipy import integrate
 from scipy.special import erfc, logsumexp
 
 import lib
-from lib import probit
+from lib.models import probit
 from lib.likelihood import LOGISTIC
 
 

@@ -1,11 +1,11 @@
-"""lib.report: the quoted figures are well formed, and the comparison rounds as the report did."""
+"""lib.book.report: the quoted figures are well formed, and the comparison rounds as the report did."""
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-import lib.report as report
+import lib.book.report as report
 
 SOURCE = Path(__file__).resolve().parents[2] / "shared" / "sources" / "report-3f8-bayesian-logistic-classification.md"
 

@@ -1,11 +1,11 @@
-"""lib.sampling against known answers: quadrature in 1-D and 2-D, Gaussian draws, tiny NUTS runs."""
+"""lib.checks.sampling against known answers: quadrature in 1-D and 2-D, Gaussian draws, tiny NUTS runs."""
 import numpy as np
 import pytest
 from scipy import integrate
 from scipy.special import expit, logsumexp
 
 import lib
-from lib import sampling
+from lib.checks import sampling
 
 
 def _problem(n: int, m: int, seed: int = 0):

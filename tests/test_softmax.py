@@ -4,7 +4,7 @@ from scipy.special import softmax
 from sklearn.datasets import make_blobs
 from sklearn.linear_model import LogisticRegression
 
-import lib.softmax as sm
+import lib.models.softmax as sm
 
 
 @pytest.fixture(scope="module")

@@ -1,15 +1,14 @@
-"""Unit tests of lib.evaluate (evidence terms, the report's evidence forms, BIC, scores)."""
+"""Unit tests of lib.scores (evidence terms, the report's evidence forms, BIC, scores)."""
 import numpy as np
 import pytest
 from scipy.special import expit
 
 import lib
-from lib.evaluate import (
+from lib.scores import (
     SplitScores,
     bic,
     decision_crosstab,
     effective_parameters,
-    evaluate,
     evidence_terms,
     report_evidence_forms,
     score_posterior,
@@ -153,10 +152,6 @@ def test_score_posterior_keys_and_values(fitted):
     assert out["train_ll_map"] > out["train_ll_pred"]
 
 
-def test_evaluate_is_a_deprecated_alias_of_score_posterior():
-    assert evaluate is score_posterior
-
-
 # ------------------------------------------------------------------ effective_parameters
 
 
@@ -169,7 +164,7 @@ def test_effective_parameters_eigenvalue_formula(small_problem, s2):
     nu = np.linalg.eigvalsh((Phi.T * W) @ Phi)
     gamma = effective_parameters(post)
     assert gamma == pytest.approx(np.sum(nu / (nu + 1 / s2)), rel=1e-9)
-    # = sum_n W_nn h_n, h_n = phi_n^T A^{-1} phi_n (book eq. eo-mackay; lib.evidence_opt's form)
+    # = sum_n W_nn h_n, h_n = phi_n^T A^{-1} phi_n (book eq. eo-mackay; lib.hyper.evidence's form)
     h = np.einsum("nm,mk,nk->n", Phi, np.linalg.inv(post.chol @ post.chol.T), Phi)
     assert gamma == pytest.approx(W @ h, rel=1e-9)
     assert 0 < gamma < Phi.shape[1]

@@ -9,7 +9,7 @@ from typing import Callable
 
 import numpy as np
 
-from ._validate import as_labels, as_matrix
+from lib._validate import as_labels, as_matrix
 
 CLASS_COLOURS = ("tab:blue", "tab:red")
 
@@ -134,7 +134,7 @@ def plot_grid_heatmap(ax, table, value: str, *, best=None, annotate: bool = Fals
     ax : matplotlib.axes.Axes
     table : pandas.DataFrame
         One row per grid point with columns ``s2``, ``width`` and ``value`` (the layout of
-        :func:`lib.grid.evidence_grid`).
+        :func:`lib.hyper.grid.evidence_grid`).
     value : str
         Column to colour by.
     best : (s2, width), optional
@@ -178,7 +178,7 @@ def plot_evidence_landscape(ax, table, *, s2_range, width_range, step: float, n_
     ax : matplotlib.axes.Axes
     table : pandas.DataFrame
         Columns ``s2``, ``width`` and ``log_evidence`` (the layout of
-        :func:`lib.grid.evidence_grid`).
+        :func:`lib.hyper.grid.evidence_grid`).
     s2_range, width_range : (float, float)
         The part of the grid to draw (inclusive).
     step : float
@@ -228,7 +228,7 @@ def plot_evidence_terms(ax, terms, *, mark=None, mark_label: str | None = None):
     ax : matplotlib.axes.Axes
     terms : pandas.DataFrame
         Indexed by the prior variance ``s2``, one row per fit, with the columns of
-        :func:`lib.evaluate.evidence_terms`. The prior normaliser and ``-(1/2) log|A|`` are
+        :func:`lib.scores.evidence_terms`. The prior normaliser and ``-(1/2) log|A|`` are
         drawn together, as the Occam term ``-(1/2) log|I + s2 Phi^T W Phi|``.
     mark : float, optional
         A prior variance to mark with a dotted vertical line, labelled ``mark_label``.
@@ -263,7 +263,7 @@ def plot_split_band(ax, steps, paths, *, highlight: int = 0, colour: str = "tab:
     steps : array_like, shape (K,)
         Gradient steps (epochs) of the records, 0 first; drawn on a symlog axis.
     paths : array_like, shape (S, K)
-        The quantity on each of S splits (e.g. :attr:`lib.lab.SplitPaths.test_ll`).
+        The quantity on each of S splits (e.g. :attr:`lib.checks.ml_lab.SplitPaths.test_ll`).
     highlight : int
         Row drawn as a line (the chapter's own split); the band spans the lowest and highest
         value over all rows at each record.

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.integrate import quad
 from scipy.optimize import minimize_scalar
 
-from ._validate import positive_scalar, real_scalar
+from lib._validate import positive_scalar, real_scalar
 
 _LOG_2PI = math.log(2.0 * math.pi)
 

@@ -1,13 +1,13 @@
-"""Tests of lib.evidence_opt: the evidence gradient, the L-BFGS-B optimiser, MacKay's update."""
+"""Tests of lib.hyper.evidence: the evidence gradient, the L-BFGS-B optimiser, MacKay's update."""
 import numpy as np
 import pytest
 
-from lib.evaluate import effective_parameters
-from lib.evidence_opt import central_difference_gradient, evidence_gradient, mackay_s2, maximise_evidence
+from lib.scores import effective_parameters
+from lib.hyper.evidence import central_difference_gradient, evidence_gradient, mackay_s2, maximise_evidence
 from lib.features import rbf_features
 from lib.laplace import ConvergenceError, fit_laplace
 from lib.likelihood import LOGISTIC
-from lib.probit import PROBIT
+from lib.models.probit import PROBIT
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +34,7 @@ def test_gradient_matches_central_differences(data, s2, width):
     fd = central_difference_gradient(X, y, s2, width, step=1e-4)
     np.testing.assert_allclose(res.gradient, fd, rtol=1e-5, atol=1e-7)
     assert res.log_evidence == pytest.approx(laplace_log_evidence(X, y, np.log([s2, width])), rel=1e-12)
-    # gamma = sum_n W_nn h_n is MacKay's M - tr(A^{-1}) / s2 (lib.evaluate.effective_parameters)
+    # gamma = sum_n W_nn h_n is MacKay's M - tr(A^{-1}) / s2 (lib.scores.effective_parameters)
     assert res.gamma == pytest.approx(effective_parameters(res.posterior), rel=1e-9)
 
 

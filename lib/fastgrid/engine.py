@@ -1,8 +1,8 @@
-"""The fast engine behind :func:`lib.grid.evidence_grid` (an optimisation, nothing more).
+"""The fast engine behind :func:`lib.hyper.grid.evidence_grid` (an optimisation, nothing more).
 
-What it computes is :mod:`lib.grid`'s reference, faster: at every ``(s2, l)`` the Laplace fit
+What it computes is :mod:`lib.hyper.grid`'s reference, faster: at every ``(s2, l)`` the Laplace fit
 of :func:`lib.laplace.fit_laplace`, warm-started along ``s2``, and the scores of
-:func:`lib.evaluate.score_posterior`, equal to the reference to 1e-8 (``tests/test_engine.py``
+:func:`lib.scores.score_posterior`, equal to the reference to 1e-8 (``tests/test_engine.py``
 checks it for each solver form below). The work is shared across the grid:
 
 * **one decomposition per width** of the RBF block ``R`` (``Phi = [R, 1]``, N x (N + 1)),
@@ -26,7 +26,7 @@ checks it for each solver form below). The work is shared across the grid:
   polish**, and the log determinant is moved to the MAP to first order (book eq.
   ``engine-logdet-update``);
 * **tasks**: each width's chain of ``s2`` values, the costliest split into segments, handed
-  to the workers costliest first (:func:`plan_tasks`) by :func:`lib.grid.evidence_grid`;
+  to the workers costliest first (:func:`plan_tasks`) by :func:`lib.hyper.grid.evidence_grid`;
   the split depends on the grid alone, so the table is the same on any number of workers.
 
 The derivations are in the book's appendix chapter "How the grid is computed fast"
@@ -48,11 +48,11 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 from threadpoolctl import threadpool_limits
 
-from ._validate import as_matrix, positive_scalar
-from .features import rbf_features, rbf_from_squared_distances, squared_distances
-from .laplace import ConvergenceError, log_posterior_from_activations
-from .likelihood import sigmoid
-from .metrics import activation_scores
+from lib._validate import as_matrix, positive_scalar
+from lib.features import rbf_features, rbf_from_squared_distances, squared_distances
+from lib.laplace import ConvergenceError, log_posterior_from_activations
+from lib.likelihood import sigmoid
+from lib.scores import activation_scores
 
 #: An eigenvalue ``nu`` of the RBF block is dropped when ``s2_max * nu**2 <= RANK_TOL`` (its
 #: share of the log evidence is below ``RANK_TOL / 8``) ...
@@ -622,7 +622,7 @@ def settings(**constants):
     """
     unknown = [name for name in constants if not name.isupper() or name not in globals()]
     if unknown:
-        raise ValueError(f"not constants of lib.grid_engine: {unknown}")
+        raise ValueError(f"not constants of lib.fastgrid.engine: {unknown}")
     saved = {name: globals()[name] for name in constants}
     forget_solvers()
     globals().update(constants)
@@ -775,12 +775,12 @@ def chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, *, wa
     largest prior variance (it sets the rank cut and the banded form's threshold, so the
     segments of one width share a decomposition).
 
-    Arrays must be checked (:func:`lib.grid.evidence_grid` does it).
+    Arrays must be checked (:func:`lib.hyper.grid.evidence_grid` does it).
 
     Returns
     -------
     rows : list of dict
-        One per ``s2``, the columns of :data:`lib.grid.COLUMNS`.
+        One per ``s2``, the columns of :data:`lib.hyper.grid.COLUMNS`.
     work : Work
     """
     work = Work()

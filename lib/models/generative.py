@@ -22,7 +22,7 @@ from scipy.linalg import cho_solve, solve_triangular
 from scipy.special import log_softmax, logsumexp, softmax
 
 from lib import _validate
-from lib.softmax import one_hot
+from lib.models.softmax import one_hot
 
 __all__ = [
     "GaussianClassifier", "gaussian_classifier", "fit_gaussian_classifier", "log_joint",
@@ -126,7 +126,7 @@ def gaussian_classifier(priors, means, covariances) -> GaussianClassifier:
 
 
 def _check_X_y(X, y, K: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Inputs (N, D) and labels as one-hot (N, K); labels checked by :func:`lib.softmax.one_hot`."""
+    """Inputs (N, D) and labels as one-hot (N, K); labels checked by :func:`lib.models.softmax.one_hot`."""
     X = _validate.as_matrix(X, "X")
     return X, one_hot(y, K, length=X.shape[0])
 

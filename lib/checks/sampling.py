@@ -40,9 +40,9 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.special import expit, gammaln, logsumexp
 
-from .laplace import LaplacePosterior, prior_quadratic
-from .likelihood import log_sigmoid
-from ._validate import as_labels, as_matrix, as_vector, int_at_least, positive_scalar
+from lib.laplace import LaplacePosterior, prior_quadratic
+from lib.likelihood import log_sigmoid
+from lib._validate import as_labels, as_matrix, as_vector, int_at_least, positive_scalar
 
 try:  # the sampler's framework; the quadrature and importance sampling need only NumPy
     import jax

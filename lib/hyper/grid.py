@@ -11,10 +11,10 @@ search"; report section 3.3, figures 4-5).
    (:func:`lib.laplace.fit_laplace`);
 3. ``score_posterior(posterior, Phi, y_train, Phi_test, y_test)``: the Laplace log evidence
    and the accuracies and average log-likelihoods of the MAP and probit-predictive
-   classifiers on both splits (:func:`lib.evaluate.score_posterior`).
+   classifiers on both splits (:func:`lib.scores.score_posterior`).
 
 :func:`reference_rows` does exactly that, point by point. :func:`evidence_grid` returns the
-same table, by default computed by :mod:`lib.grid_engine`, an optimisation of the reference
+same table, by default computed by :mod:`lib.fastgrid.engine`, an optimisation of the reference
 (shared decompositions, warm-started chord steps, parallel tasks) equal to it to 1e-8; the
 book's appendix "How the grid is computed fast" derives it.
 """
@@ -29,11 +29,11 @@ import numpy as np
 from joblib import Parallel, delayed
 from tqdm import tqdm
 
-from . import grid_engine
-from ._validate import as_labels, as_matrix, grid_values
-from .evaluate import score_posterior
-from .features import rbf_features
-from .laplace import fit_laplace
+from lib import fastgrid
+from lib._validate import as_labels, as_matrix, grid_values
+from lib.scores import score_posterior
+from lib.features import rbf_features
+from lib.laplace import fit_laplace
 
 #: Columns of the table returned by :func:`evidence_grid`, in order.
 COLUMNS = (
@@ -68,7 +68,7 @@ def grid_point(Phi_train, y_train, Phi_test, y_test, s2, *, w0=None):
     -------
     posterior : LaplacePosterior
     scores : dict of str to float
-        :func:`lib.evaluate.score_posterior`.
+        :func:`lib.scores.score_posterior`.
     """
     posterior = fit_laplace(Phi_train, y_train, s2, w0=w0, max_iter=MAX_ITER)
     return posterior, score_posterior(posterior, Phi_train, y_train, Phi_test, y_test)
@@ -149,7 +149,7 @@ def evidence_grid(
         Start each fit from the previous solutions (default); ``False`` fits every point from
         zero (the same numbers to 1e-8, slower).
     engine : {"fast", "reference"}
-        ``"fast"`` (default): :mod:`lib.grid_engine`; ``"reference"``: :func:`reference_rows`,
+        ``"fast"`` (default): :mod:`lib.fastgrid.engine`; ``"reference"``: :func:`reference_rows`,
         the definition, one width per task (slow: for checking).
     cache : bool
         Keep the table on disk (under ``BLC_CACHE_DIR``, see :func:`lib.data.cache_dir`), keyed
@@ -189,8 +189,8 @@ def evidence_grid(
             return pd.DataFrame({name: stored[name] for name in COLUMNS})
 
     if engine == "fast":
-        tasks = grid_engine.plan_tasks(X_train, s2_sorted, widths)
-        jobs = [delayed(grid_engine.run_task)(*inputs[:5], task, bool(warm_start)) for task in tasks]
+        tasks = fastgrid.plan_tasks(X_train, s2_sorted, widths)
+        jobs = [delayed(fastgrid.run_task)(*inputs[:5], task, bool(warm_start)) for task in tasks]
     else:
         jobs = [delayed(_reference_task)(*inputs[:5], width) for width in widths]
     if n_jobs is None:
@@ -215,7 +215,7 @@ def _reference_task(X_train, y_train, X_test, y_test, s2_sorted, width):
 
 def _cache_path(inputs, engine: str, warm_start: bool) -> Path:
     """``<cache>/grids/<sha256 of the inputs, the options and lib's source>.npz``."""
-    from .data import cache_dir
+    from lib.data import cache_dir
 
     folder = cache_dir()
     digest = hashlib.sha256()
@@ -223,7 +223,7 @@ def _cache_path(inputs, engine: str, warm_start: bool) -> Path:
         digest.update(repr((array.shape, array.dtype.str)).encode())
         digest.update(np.ascontiguousarray(array).tobytes())
     digest.update(f"{engine} {warm_start} {np.__version__}".encode())
-    for source in sorted(Path(__file__).parent.glob("*.py")):   # any change to lib: a new key
+    for source in sorted(Path(__file__).parents[1].rglob("*.py")):   # any change to lib: a new key
         digest.update(source.read_bytes())
     return folder / "grids" / f"{digest.hexdigest()}.npz"
 

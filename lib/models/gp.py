@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
 
-from ._validate import as_labels, as_matrix, positive_int, positive_scalar
-from .features import squared_distances
-from .laplace import ConvergenceError
-from .likelihood import log_likelihood_from_activations, logistic_curvature, sigmoid
+from lib._validate import as_labels, as_matrix, positive_int, positive_scalar
+from lib.features import squared_distances
+from lib.laplace import ConvergenceError
+from lib.likelihood import log_likelihood_from_activations, logistic_curvature, sigmoid
 
 
 def basis_kernel(Phi_a, Phi_b, s2) -> np.ndarray:

@@ -1,19 +1,18 @@
-"""Tests of lib.lab: the curvature bound, scored fits, RBF probabilities and the majority effect."""
+"""Tests of lib.ml's curvature bounds and lib.checks.ml_lab: scored fits, RBF probabilities and the majority effect."""
 import numpy as np
 import pytest
 
 import lib
 from conftest import make_blobs
-from lib.lab import (
+from lib.book import plots
+from lib.checks.ml_lab import (
     MajorityEffect,
     ScoredFit,
     SplitPaths,
-    curvature_bound,
     epochs,
     first_crossing,
     fit_and_score,
     majority_effect,
-    minibatch_curvature_bound,
     percentile_of,
     rbf_probability,
     resample_to_fraction,
@@ -31,12 +30,12 @@ def test_curvature_bound_is_quarter_of_largest_eigenvalue(n_cols):
     rng = np.random.default_rng(0)
     Phi = rng.normal(size=(300, n_cols))
     expected = np.linalg.eigvalsh(Phi.T @ Phi)[-1] / 4
-    assert curvature_bound(Phi) == pytest.approx(expected, rel=1e-8)
+    assert lib.curvature_bound(Phi) == pytest.approx(expected, rel=1e-8)
 
 
 def test_curvature_bound_bounds_the_hessian(small_problem):
     Phi, y = small_problem["Phi"], small_problem["y"]
-    L = curvature_bound(Phi)
+    L = lib.curvature_bound(Phi)
     for seed in range(3):
         w = np.random.default_rng(seed).normal(size=Phi.shape[1])
         # -Hessian is PSD and its largest eigenvalue never exceeds L.
@@ -45,7 +44,7 @@ def test_curvature_bound_bounds_the_hessian(small_problem):
 
 def test_step_below_two_over_L_always_climbs(small_problem):
     Phi, y = small_problem["Phi"], small_problem["y"]
-    eta = 1.9 / curvature_bound(Phi)
+    eta = 1.9 / lib.curvature_bound(Phi)
     r = lib.fit_ml(Phi, y, learning_rate=eta, n_steps=200)
     assert np.all(np.diff(r.train_ll) >= -1e-12)
 
@@ -55,10 +54,10 @@ def test_minibatch_curvature_bound():
     Phi = rng.normal(size=(60, 3))
     rows = np.random.default_rng(4).permutation(60)
     expected = max(np.linalg.eigvalsh(Phi[b].T @ Phi[b])[-1] / 4 for b in np.array_split(rows, 6))
-    assert minibatch_curvature_bound(Phi, 10, seed=4) == pytest.approx(expected, rel=1e-10)
-    assert minibatch_curvature_bound(Phi, 60) == pytest.approx(curvature_bound(Phi))
+    assert lib.minibatch_curvature_bound(Phi, 10, seed=4) == pytest.approx(expected, rel=1e-10)
+    assert lib.minibatch_curvature_bound(Phi, 60) == pytest.approx(lib.curvature_bound(Phi))
     # fewer rows per batch: a smaller bound (roughly B / N of the full batch's)
-    assert minibatch_curvature_bound(Phi, 6) < 0.5 * curvature_bound(Phi)
+    assert lib.minibatch_curvature_bound(Phi, 6) < 0.5 * lib.curvature_bound(Phi)
 
 
 # --------------------------------------------------------------------------- epochs
@@ -149,10 +148,10 @@ def test_majority_effect_steps_by_one_over_kappa(monkeypatch):
     seen = []
 
     def fit_ml(Phi, y, **kwargs):
-        seen.append((kwargs["learning_rate"], curvature_bound(Phi)))
+        seen.append((kwargs["learning_rate"], lib.curvature_bound(Phi)))
         return lib.fit_ml(Phi, y, **kwargs)
 
-    monkeypatch.setattr(lib.lab, "fit_ml", fit_ml)
+    monkeypatch.setattr(lib.checks.ml_lab, "fit_ml", fit_ml)
     X, y = make_blobs(120, seed=4)
     majority_effect(X[:100], y[:100], X[100:], width=0.5, fractions=[0.3, 0.6], n_points=30,
                     n_repeats=2, n_steps=5, seed=0)
@@ -195,7 +194,7 @@ def test_split_paths_match_fit_ml_on_each_split(width):
             Phi, Phi_test = lib.linear_features(Xtr), lib.linear_features(Xte)
         else:
             Phi, Phi_test = lib.rbf_features(Xtr, Xtr, width), lib.rbf_features(Xte, Xtr, width)
-        eta = 1 / curvature_bound(Phi)
+        eta = 1 / lib.curvature_bound(Phi)
         assert sp.learning_rates[i] == pytest.approx(eta, rel=1e-10)
         r = lib.fit_ml(Phi, ytr, learning_rate=eta, n_steps=40, Phi_test=Phi_test, y_test=yte,
                        record_every=10)
@@ -249,7 +248,7 @@ def test_plot_split_band_draws_line_band_and_reference():
 
     fig, ax = plt.subplots()
     paths = np.array([[0.0, 1.0, 2.0], [1.0, 2.0, 4.0]])
-    lib.plots.plot_split_band(ax, [0, 10, 20], paths, highlight=1, label="x", reference=3.0)
+    plots.plot_split_band(ax, [0, 10, 20], paths, highlight=1, label="x", reference=3.0)
     np.testing.assert_array_equal(ax.lines[0].get_ydata(), paths[1])
     assert ax.lines[1].get_ydata()[0] == 3.0                     # the reference line
     assert len(ax.collections) == 1                              # the band
@@ -275,22 +274,22 @@ def _plot_band(**kwargs):
     fig, ax = plt.subplots()
     try:
         args = {"steps": [0, 10, 20], "paths": np.zeros((2, 3))} | kwargs
-        lib.plots.plot_split_band(ax, args.pop("steps"), args.pop("paths"), **args)
+        plots.plot_split_band(ax, args.pop("steps"), args.pop("paths"), **args)
     finally:
         plt.close(fig)
 
 
 BAD_INPUT = [
     # curvature bounds, epochs
-    pytest.param(lambda: curvature_bound(np.ones(5)), ValueError, "Phi must be a 2-D array", id="Phi-shape"),
-    pytest.param(lambda: curvature_bound(np.array([[1.0, np.nan]])), ValueError, "Phi must contain only finite",
+    pytest.param(lambda: lib.curvature_bound(np.ones(5)), ValueError, "Phi must be a 2-D array", id="Phi-shape"),
+    pytest.param(lambda: lib.curvature_bound(np.array([[1.0, np.nan]])), ValueError, "Phi must contain only finite",
                  id="Phi-nan"),
-    pytest.param(lambda: curvature_bound([["a", "b"]]), TypeError, "Phi must be a numeric array", id="Phi-dtype"),
-    pytest.param(lambda: minibatch_curvature_bound(PHI, 21), ValueError,
+    pytest.param(lambda: lib.curvature_bound([["a", "b"]]), TypeError, "Phi must be a numeric array", id="Phi-dtype"),
+    pytest.param(lambda: lib.minibatch_curvature_bound(PHI, 21), ValueError,
                  "batch_size must be at most the number of rows .20.", id="batch_size-minibatch"),
-    pytest.param(lambda: minibatch_curvature_bound(PHI, 2.0), TypeError, "batch_size must be a positive integer",
+    pytest.param(lambda: lib.minibatch_curvature_bound(PHI, 2.0), TypeError, "batch_size must be a positive integer",
                  id="batch_size-float"),
-    pytest.param(lambda: minibatch_curvature_bound(PHI, None), TypeError, "batch_size must be a positive integer",
+    pytest.param(lambda: lib.minibatch_curvature_bound(PHI, None), TypeError, "batch_size must be a positive integer",
                  id="batch_size-none"),
     pytest.param(lambda: epochs([1, -1], 10), ValueError, "steps must be non-negative", id="steps"),
     pytest.param(lambda: epochs([1], 0), ValueError, "n_rows must be a positive integer", id="n_rows"),
@@ -373,7 +372,7 @@ BAD_INPUT = [
     pytest.param(lambda: percentile_of("-0.44", [0.0]), TypeError, "value must be a real number", id="value-str"),
     pytest.param(lambda: percentile_of(0.0, [0.0, np.nan]), ValueError, "sample must contain only finite",
                  id="sample"),
-    # lib.plots.plot_split_band
+    # lib.book.plots.plot_split_band
     pytest.param(lambda: _plot_band(steps=[0, 10]), ValueError, "paths must have 2 columns", id="paths-plot"),
     pytest.param(lambda: _plot_band(highlight=2), ValueError, "highlight must index a row", id="highlight"),
 ]

@@ -1,12 +1,12 @@
-"""Tests of lib.grid_engine: it computes lib.grid's reference (to 1e-8) in every solver form,
+"""Tests of lib.fastgrid.engine: it computes lib.hyper.grid's reference (to 1e-8) in every solver form,
 its speed features are in use (counted), and its linear-algebra pieces are right."""
 import numpy as np
 import pandas as pd
 import pytest
 
 import lib
-from lib import grid_engine as engine
-from lib.grid import COLUMNS, evidence_grid
+from lib.fastgrid import engine
+from lib.hyper.grid import COLUMNS, evidence_grid
 
 from conftest import make_blobs
 

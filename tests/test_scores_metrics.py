@@ -30,9 +30,9 @@ BAD_INPUT = [
                  "y must have length 2", id="y-length"),
     pytest.param(lambda: lib.confusion_matrix(np.array([0.1, 0.2]), np.array([0, 3])), ValueError,
                  "only the labels 0 and 1", id="y-labels"),
-    pytest.param(lambda: lib.metrics.logit_scores(np.zeros(5), np.zeros(3)), ValueError,
+    pytest.param(lambda: lib.scores.logit_scores(np.zeros(5), np.zeros(3)), ValueError,
                  "y must have length 5", id="y-logit_scores"),
-    pytest.param(lambda: lib.metrics.logit_scores(np.array(["a"]), np.zeros(1)), TypeError,
+    pytest.param(lambda: lib.scores.logit_scores(np.array(["a"]), np.zeros(1)), TypeError,
                  "a must be a numeric array", id="a"),
 ]
 
@@ -46,7 +46,7 @@ def test_rejects_bad_input(call, exc, match):
 def test_logit_scores_agree_with_the_separate_metrics():
     a = np.array([3.0, -1.0, 0.4, -0.2, 50.0])
     y = np.array([1, 0, 0, 1, 1])
-    ll, acc, conf = lib.metrics.logit_scores(a, y)
+    ll, acc, conf = lib.scores.logit_scores(a, y)
     assert ll == pytest.approx(lib.average_log_likelihood_logits(a, y))
     assert acc == pytest.approx(lib.accuracy(lib.sigmoid(a), y)) == pytest.approx(3 / 5)
     np.testing.assert_allclose(conf, lib.confusion_matrix(lib.sigmoid(a), y))
@@ -56,7 +56,7 @@ def test_activation_scores_from_logits():
     mu = np.array([3.0, -1.0, 0.4, -0.2, 800.0, 0.0])
     var = np.array([0.0, 2.0, 8.0 / np.pi, 1.0, 1e6, 1.0])
     y = np.array([1.0, 0.0, 0.0, 1.0, 1.0, 0.0])
-    scores = lib.metrics.activation_scores(mu, var, y)
+    scores = lib.scores.activation_scores(mu, var, y)
     rho = 1.0 / np.sqrt(1.0 + np.pi * var / 8.0)
     assert scores["accuracy"] == 4 / 6                  # mu = 0 (s = 1/2) is decided as 0
     # by hand, from the probabilities of the observed labels (s(800) = 1: a zero term)

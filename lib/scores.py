@@ -1,24 +1,21 @@
-"""Scoring a fitted Laplace posterior (book chapters "The model evidence" and "The probit
-predictive"; report tables 1-4 and sections 2.1.2 and 3.3).
+"""Scores: how good a classifier is, and how good a model is (book chapters "The model
+evidence" and "The probit predictive"; report tables 1-5 and 7-9).
 
 Notation of the book: ``L`` the log-likelihood, ``Psi(w) = L(w) - w.w / (2 s2)`` the log
 posterior up to a constant, ``A = I / s2 + Phi^T W Phi`` the posterior precision with Cholesky
 factor ``L_chol``, ``Z`` the evidence and ``log Z`` the log evidence.
 
-Two kinds of score:
+Three kinds of score:
 
+* **classification metrics** of any probabilities or logits: decisions, accuracy, the
+  row-normalised confusion matrix, average log-likelihood (:func:`logit_scores`);
 * **evidence criteria** on the training data: the Laplace log evidence split into its four
   terms, the two shortened forms of it that the report writes down (its eq. 6 and listing 2),
   the Bayesian information criterion (lecture notes 7.3.1), and the number of well-determined
-  weights ``gamma = M - tr(A^{-1}) / s2``::
-
-      log Z ~= L(w_MAP) - w_MAP.w_MAP / (2 s2) - (M/2) log s2 - (1/2) log|A|
-      BIC    = L(w_MAP) - (M/2) log N
-
-* **predictive scores** on a labelled set, for the plug-in MAP classifier ``s(phi.w_MAP)``
-  and the probit-approximated predictive ``s(rho mu_a)``: average log-likelihood,
-  accuracy, row-normalised confusion matrix, and the cross-tabulation of the two
-  classifiers' decisions; :func:`score_posterior` collects the headline ones.
+  weights ``gamma = M - tr(A^{-1}) / s2``;
+* **predictive scores** of a posterior on a labelled set, for the plug-in MAP classifier
+  ``s(phi.w_MAP)`` and the probit-approximated predictive ``s(rho mu_a)``;
+  :func:`score_posterior` collects the headline ones.
 """
 from __future__ import annotations
 
@@ -27,11 +24,113 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from ._validate import as_labels, as_probabilities, positive_int
-from .laplace import LaplacePosterior
-from .likelihood import sigmoid
-from .metrics import accuracy, activation_scores, confusion_matrix, predict_labels
-from .predictive import activation_moments, moderate
+from lib._validate import as_labels, as_probabilities, as_vector, positive_int
+from lib.laplace import LaplacePosterior
+from lib.likelihood import average_log_likelihood_logits, label_log_probs, sigmoid
+from lib.predictive import activation_moments, moderate
+
+
+def predict_labels(p, threshold: float = 0.5) -> np.ndarray:
+    """Hard decisions ``1[p > threshold]`` from probabilities ``p``, shape (N,)."""
+    return (as_probabilities(p, "p") > threshold).astype(int)
+
+
+def accuracy(p, y) -> float:
+    """Fraction of labels ``y`` matched by the decisions ``p > 0.5``.
+
+    Parameters
+    ----------
+    p : array_like, shape (N,)
+        Predicted ``P(y = 1)``.
+    y : array_like, shape (N,)
+        Labels 0/1.
+    """
+    yhat = predict_labels(p)
+    y = as_labels(y, "y", length=yhat.shape[0])
+    return float(np.mean(yhat == y))
+
+
+def confusion_matrix(p, y) -> np.ndarray:
+    """Row-normalised confusion matrix ``C[i, j] = P(yhat = j | y = i)``.
+
+    Parameters
+    ----------
+    p : array_like, shape (N,)
+        Predicted ``P(y = 1)``.
+    y : array_like, shape (N,)
+        Labels 0/1.
+
+    Returns
+    -------
+    ndarray, shape (2, 2)
+        Rows: true label 0, 1; columns: predicted label 0, 1. A class absent from ``y``
+        gives a row of NaN.
+    """
+    yhat = predict_labels(p)
+    y = as_labels(y, "y", length=yhat.shape[0]).astype(int)
+    counts = np.zeros((2, 2))
+    np.add.at(counts, (y, yhat), 1.0)
+    rows = counts.sum(1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        return counts / rows
+
+
+def logit_scores(a, y) -> tuple[float, float, np.ndarray]:
+    """Average log-likelihood, accuracy and confusion matrix of a classifier given by logits.
+
+    Parameters
+    ----------
+    a : array_like, shape (N,)
+        Activations (logits), ``P(y = 1) = s(a)``.
+    y : array_like, shape (N,)
+        Labels 0/1.
+
+    Returns
+    -------
+    ll : float
+        Average log-likelihood, computed stably from the logits.
+    acc : float
+        Accuracy of the decisions ``s(a) > 1/2``.
+    confusion : ndarray, shape (2, 2)
+        Row-normalised confusion matrix (:func:`confusion_matrix`).
+    """
+    a = as_vector(a, "a")
+    y = as_labels(y, "y", length=a.shape[0])
+    p = sigmoid(a)
+    return average_log_likelihood_logits(a, y), accuracy(p, y), confusion_matrix(p, y)
+
+
+def activation_scores(mu, var, y) -> dict[str, float]:
+    """Accuracy and average log-likelihoods of the MAP and probit-predictive classifiers.
+
+    From the activations' posterior means ``mu = phi.w_MAP`` and variances
+    ``var = phi^T A^{-1} phi`` (book eq. ``eq-activation``): the MAP classifier predicts
+    ``s(mu)``, the probit predictive ``s(rho(var) mu)`` (book eq. ``eq-probit``). Both
+    log-likelihoods are computed stably from the logits (:func:`lib.likelihood.label_log_probs`).
+
+    No input checks: this runs at every grid point (:mod:`lib.fastgrid.engine`) on checked arrays;
+    :func:`logit_scores` and :func:`lib.scores.score_split` are the checked entry points.
+
+    Parameters
+    ----------
+    mu : ndarray, shape (N,)
+    var : ndarray, shape (N,)
+        Non-negative.
+    y : ndarray, shape (N,)
+        Labels 0/1.
+
+    Returns
+    -------
+    dict of str to float
+        ``accuracy`` of the MAP decisions ``s(mu) > 1/2`` (the predictive's are the same:
+        ``rho > 0`` keeps the sign of ``mu``); ``ll_map`` and ``ll_pred``, the average
+        log-likelihoods of the labels under ``s(mu)`` and ``s(rho mu)``.
+    """
+    return {
+        "accuracy": float(np.mean((sigmoid(mu) > 0.5) == (y == 1))),
+        "ll_map": float(np.mean(label_log_probs(mu, y))),
+        "ll_pred": float(np.mean(label_log_probs(moderate(mu, var), y))),
+    }
 
 
 def _check_posterior(posterior) -> LaplacePosterior:
@@ -258,7 +357,3 @@ def score_posterior(posterior: LaplacePosterior, Phi_train, y_train, Phi_test, y
         "train_ll_pred": tr.ll_pred,
         "test_ll_pred": te.ll_pred,
     }
-
-
-#: Deprecated alias of :func:`score_posterior` (the old name, which shadowed the module's own).
-evaluate = score_posterior

@@ -1,19 +1,9 @@
-"""The maximum-likelihood lab (report appendix A): step sizes, scored fits, the majority effect,
-and the spread of the lab's numbers over random splits and training lengths.
+"""The maximum-likelihood lab (report appendix A): scored fits, the majority effect, and the
+spread of the lab's numbers over random splits and training lengths.
 
-On top of :func:`lib.ml.fit_ml` (algorithm 1):
+On top of :func:`lib.ml.fit_ml` (algorithm 1), with step sizes from
+:func:`lib.ml.curvature_bound` (book eq. ``ml-kappa``):
 
-* :func:`curvature_bound` -- the constant ``kappa`` that bounds the curvature of the *summed*
-  log-likelihood. Its Hessian is ``-Phi^T W Phi`` with ``W = diag(sigma_n (1 - sigma_n))``
-  and ``sigma_n (1 - sigma_n) <= 1/4``, so::
-
-      0 <= -Hessian <= Phi^T Phi / 4,    kappa = nu_max(Phi^T Phi) / 4
-
-  (``nu_max`` the largest eigenvalue). Gradient ascent with a step ``eta < 2 / kappa``
-  increases the log-likelihood at every step; ``eta = 1 / kappa`` is the classical choice.
-  Larger steps may oscillate (report figure 8a).
-* :func:`minibatch_curvature_bound` -- the same bound for the minibatches of one epoch (the
-  report's claim that minibatches tolerate larger rates, figure 8b).
 * :func:`fit_and_score` -- one run of algorithm 1 with the numbers the lab reports: final
   average log-likelihoods (table 10), confusion matrices (tables 7-9), epochs used (figure 12).
 * :func:`rbf_probability` -- ``P(y = 1 | x)`` of an RBF classifier on many inputs (contour
@@ -30,10 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.linalg import eigh
-from scipy.sparse.linalg import LinearOperator, eigsh
 
-from ._validate import (
+from lib._validate import (
     as_labels,
     as_matrix,
     as_nonnegative,
@@ -43,80 +31,13 @@ from ._validate import (
     positive_scalar,
     real_scalar,
 )
-from ._validate import batch_size as check_batch_size
-from ._validate import fraction as check_fraction
-from .data import random_split
-from .features import linear_features, rbf_features
-from .likelihood import label_log_probs, sigmoid
-from .metrics import logit_scores, predict_labels
-from .ml import GradientAscentResult, fit_ml
-
-#: Designs with at most this many columns get a dense eigen-solve; wider ones use Lanczos.
-_DENSE_MAX_COLS = 200
-
-
-def curvature_bound(Phi) -> float:
-    """Curvature bound ``kappa = nu_max(Phi^T Phi) / 4`` of the summed log-likelihood.
-
-    Book eq. ``ml-kappa``: ``-Hessian = Phi^T W Phi`` with ``W = diag(sigma_n (1 - sigma_n))``
-    is bounded by ``Phi^T Phi / 4`` because ``sigma (1 - sigma) <= 1/4``. Gradient ascent on the summed log-likelihood (algorithm 1
-    with the full batch) is then guaranteed to increase it for any step ``eta < 2 / kappa``.
-
-    Parameters
-    ----------
-    Phi : array_like, shape (N, M)
-        Design (rows are data points).
-
-    Returns
-    -------
-    float
-        ``kappa > 0`` (or ``0.0`` for an all-zero design).
-
-    Notes
-    -----
-    The largest eigenvalue of ``Phi^T Phi`` is found by a dense symmetric solve for narrow
-    designs and by Lanczos iteration (``scipy.sparse.linalg.eigsh``, started from a fixed
-    vector so the result is reproducible) for wide ones, without forming ``Phi^T Phi``.
-    """
-    Phi = as_matrix(Phi, "Phi")
-    M = Phi.shape[1]
-    if M <= _DENSE_MAX_COLS:
-        gram = Phi.T @ Phi
-        lam = eigh(gram, eigvals_only=True, subset_by_index=[M - 1, M - 1])[0]
-    else:
-        op = LinearOperator((M, M), matvec=lambda v: Phi.T @ (Phi @ v), dtype=float)
-        lam = eigsh(op, k=1, which="LA", v0=np.ones(M), return_eigenvectors=False)[0]
-    return float(max(lam, 0.0)) / 4.0
-
-
-def minibatch_curvature_bound(Phi, batch_size: int, *, seed: int = 0) -> float:
-    """Largest curvature bound ``kappa_B`` over the minibatches of one random partition.
-
-    A step on the *summed* log-likelihood of minibatch ``B`` is stable when
-    ``eta < 2 / kappa_B`` with ``kappa_B = nu_max(Phi_B^T Phi_B) / 4`` (:func:`curvature_bound`
-    of its rows). Each ``Phi_B^T Phi_B`` sums ``B`` of the ``N`` outer products, so
-    ``kappa_B`` is roughly ``B / N`` of the full batch's ``kappa``.
-
-    Parameters
-    ----------
-    Phi : array_like, shape (N, M)
-        Design.
-    batch_size : int
-        Rows per minibatch B (at most N); the rows are permuted by ``default_rng(seed)`` and
-        cut into ``N // B`` nearly equal batches, as one epoch of algorithm 1 would.
-    seed : int
-        Seed of the permutation.
-
-    Returns
-    -------
-    float
-        ``max_B kappa_B``.
-    """
-    Phi = as_matrix(Phi, "Phi")
-    batch_size = check_batch_size(positive_int(batch_size, "batch_size"), Phi.shape[0])
-    rows = np.random.default_rng(seed).permutation(Phi.shape[0])
-    return max(curvature_bound(Phi[b]) for b in np.array_split(rows, Phi.shape[0] // batch_size))
-
+from lib._validate import batch_size as check_batch_size
+from lib._validate import fraction as check_fraction
+from lib.data import random_split
+from lib.features import linear_features, rbf_features
+from lib.likelihood import label_log_probs, sigmoid
+from lib.scores import logit_scores, predict_labels
+from lib.ml import GradientAscentResult, curvature_bound, fit_ml
 
 def epochs(steps, n_rows: int, batch_size: int | None = None) -> np.ndarray:
     """Passes through the training set made after a number of gradient steps.

@@ -49,14 +49,14 @@ changes with the mode, their eq. 5.23) is (E2), with ``h_n`` the posterior varia
 ``a_n``; ``s1`` (the explicit part, eq. 5.22) is (E4) and (E5); ``b`` and ``s3`` (how the mode
 moves, eq. 5.24) are (E3) with (E6) and (E7); ``s1 + s2.s3`` (eq. 5.21) is (E1). The sign of
 (E2): ``dW_nn/da_n = -d^3 log p``, so (E2) is ``+(1/2) Phi^T (h * d^3 log p)``, plus one half
-(as :func:`lib.gp.rbf_evidence_gradient` explains); the central-difference tests
+(as :func:`lib.models.gp.rbf_evidence_gradient` explains); the central-difference tests
 (``tests/test_evidence_opt.py``) confirm it.
 
 MacKay's (1992) fixed-point update for ``s2`` sets the explicit part (E4) to zero and
 iterates::
 
     gamma = M - tr(A^{-1}) / s2 = sum_n W_nn h_n     (well-determined parameters; computed
-                                                      as the sum, = lib.evaluate.effective_parameters)
+                                                      as the sum, = lib.scores.effective_parameters)
     s2   <- w_MAP.w_MAP / gamma                                                         (E8)
 
 It ignores the implicit part (E1-E3), so its fixed point is a stationary point of ``log Z`` in
@@ -66,7 +66,7 @@ Other likelihoods and a separate bias prior (book chapter "The probit likelihood
 above is specific to the logistic function except three per-point derivatives of
 ``log p(y_n | a_n)``: ``y - sigma`` is the likelihood's ``gradient``, ``W`` its ``curvature``
 and ``sigma (1 - sigma)(1 - 2 sigma)`` its ``curvature_derivative``
-(:class:`lib.likelihood.Likelihood`; :data:`lib.probit.PROBIT` supplies all three). With
+(:class:`lib.likelihood.Likelihood`; :data:`lib.models.probit.PROBIT` supplies all three). With
 ``likelihood=`` every formula holds as written. With a prior variance ``s2`` for the RBF
 weights and ``b2`` for the bias (the last weight), ``S = diag(s2, ..., s2, b2)``, the log
 evidence has ``-(1/2) log|S|`` and ``-w.S^{-1}w / 2``, and the explicit parts split by group::
@@ -89,13 +89,13 @@ import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 from scipy.optimize import minimize
 
-from ._validate import as_labels, as_matrix, positive_int, positive_pair, positive_scalar
-from ._validate import bounds as check_bounds
-from .features import rbf_features, rbf_from_squared_distances, squared_distances
-from .laplace import (
+from lib._validate import as_labels, as_matrix, positive_int, positive_pair, positive_scalar
+from lib._validate import bounds as check_bounds
+from lib.features import rbf_features, rbf_from_squared_distances, squared_distances
+from lib.laplace import (
     ConvergenceError, LaplacePosterior, bias_prior_variances, fit_laplace, log_prior_quadratic,
 )
-from .likelihood import LOGISTIC, Likelihood, as_likelihood
+from lib.likelihood import LOGISTIC, Likelihood, as_likelihood
 
 #: Default search box, the range of the book's 50 x 50 grid: s2 in [0.01, 100], l in [0.01, 10].
 DEFAULT_S2_BOUNDS = (1e-2, 1e2)
@@ -216,7 +216,7 @@ def _evidence_gradient(d2, y, s2, width, w0=None, *, width_derivative=True,
     C = solve_triangular(L, Phi.T, lower=True)                # L^{-1} Phi^T, (M, N)
     h = np.einsum("mn,mn->n", C, C)                           # h_n = phi_n^T A^{-1} phi_n
     # gamma = tr(A^{-1} Phi^T W Phi) = sum_n W_nn h_n, MacKay's gamma = M - tr(A^{-1}) / s2 of
-    # lib.evaluate.effective_parameters (equal since A^{-1} A = I; tested), from the h_n the
+    # lib.scores.effective_parameters (equal since A^{-1} A = I; tested), from the h_n the
     # gradient needs anyway; so tr(A^{-1} S^{-1}) = M - gamma without inverting A.
     gamma = float(W @ h)
     dZ_dw = -0.5 * Phi.T @ (W3 * h)                           # (E2)
@@ -276,7 +276,7 @@ def evidence_gradient(X_train, y_train, s2, width, *, w0=None, likelihood: Likel
     w0 : array_like, shape (N + 1,), optional
         Warm start for Newton's method.
     likelihood : lib.likelihood.Likelihood
-        :data:`lib.likelihood.LOGISTIC` (default) or another, e.g. :data:`lib.probit.PROBIT`.
+        :data:`lib.likelihood.LOGISTIC` (default) or another, e.g. :data:`lib.models.probit.PROBIT`.
     bias_s2 : float, optional
         The bias's own prior variance; by default the bias shares ``s2``.
 
@@ -512,7 +512,7 @@ def maximise_evidence(
     fixed_width : float, optional
         If given, ``l`` is held at this value and only ``log s2`` is optimised.
     likelihood : lib.likelihood.Likelihood
-        :data:`lib.likelihood.LOGISTIC` (default) or another, e.g. :data:`lib.probit.PROBIT`.
+        :data:`lib.likelihood.LOGISTIC` (default) or another, e.g. :data:`lib.models.probit.PROBIT`.
     bias_s2_bounds : (float, float), optional
         If given, the bias has its own prior variance ``bias_s2``, optimised within these
         bounds (book chapter "The probit likelihood": ``s2`` is then the note's ``alpha^2``,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lib import _validate
-from lib.softmax import one_hot
+from lib.models.softmax import one_hot
 
 __all__ = ["LeastSquaresDiscriminant", "fit_least_squares", "outputs", "predict"]
 
@@ -49,7 +49,7 @@ def fit_least_squares(X, y) -> LeastSquaresDiscriminant:
     X : array_like, shape (N, D)
         Inputs (the bias column is added here).
     y : array_like of int, shape (N,)
-        Labels 0..K-1 (checked by :func:`lib.softmax.one_hot`); every class must occur.
+        Labels 0..K-1 (checked by :func:`lib.models.softmax.one_hot`); every class must occur.
 
     Returns
     -------

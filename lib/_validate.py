@@ -142,6 +142,16 @@ def grid_values(value, name: str) -> np.ndarray:
     return np.sort(arr)
 
 
+def width_values(value, name: str) -> np.ndarray:
+    """Grid values (:func:`grid_values`) that are usable RBF widths (:data:`WIDTH_RANGE`)."""
+    arr = grid_values(value, name)
+    lo, hi = WIDTH_RANGE
+    if arr[0] < lo or arr[-1] > hi:
+        raise ValueError(f"{name} must hold length scales in [{lo:g}, {hi:g}], "
+                         f"got [{arr[0]!r}, {arr[-1]!r}]")
+    return arr
+
+
 def _is_real(value) -> bool:
     return not isinstance(value, bool) and isinstance(value, (numbers.Real, np.floating, np.integer))
 
@@ -166,6 +176,19 @@ def positive_scalar(value, name: str) -> float:
     """Return ``value`` as a positive finite float, or raise naming ``name``."""
     return _real_scalar(value, name, "a positive real number", lambda v: np.isfinite(v) and v > 0,
                         "a positive finite number")
+
+
+#: Usable RBF widths: ``l**2`` must be a normal float (``exp(-d2 / (2 l^2))`` is then computed
+#: without overflow or division by zero). Far outside any data scale: at ``l = 1e-150`` every
+#: basis function is an indicator of its centre, at ``l = 1e150`` every one is constant.
+WIDTH_RANGE = (1e-150, 1e150)
+
+
+def width(value, name: str) -> float:
+    """Return an RBF width as a float in :data:`WIDTH_RANGE`, or raise naming ``name``."""
+    lo, hi = WIDTH_RANGE
+    return _real_scalar(value, name, "a positive real number", lambda v: lo <= v <= hi,
+                        f"a length scale in [{lo:g}, {hi:g}]")
 
 
 def fraction(value, name: str) -> float:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib._validate import as_matrix, positive_scalar
+from lib._validate import as_matrix
+from lib._validate import width as check_width
 
 #: RBF values below this (about the square root of the smallest normal double) are set to 0.
 #: They are far below rounding against any O(1) term, but they and their products are
@@ -88,7 +89,7 @@ def rbf_features(X, centres, width) -> np.ndarray:
     ndarray, shape (N, C + 1)
         The last column is the bias (all ones). Values below :data:`FLUSH_BELOW` are 0.
     """
-    width = positive_scalar(width, "width")
+    width = check_width(width, "width")
     d2 = squared_distances(X, centres)
     Phi = np.ones((d2.shape[0], d2.shape[1] + 1))     # last column: the bias
     Phi[:, :-1] = rbf_from_squared_distances(d2, width)

@@ -46,7 +46,7 @@ import numpy as np
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 
 from lib._validate import as_labels, as_matrix, as_vector, as_weights_design_labels, positive_int, positive_scalar
-from lib.likelihood import LOGISTIC, Likelihood, as_likelihood, log_likelihood_from_activations, logistic_curvature, sigmoid
+from lib.likelihood import LOGISTIC, Likelihood, as_likelihood, log_likelihood_from_activations, logistic_curvature
 
 
 class ConvergenceError(RuntimeError):

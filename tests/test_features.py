@@ -79,3 +79,22 @@ def test_rbf_block_from_squared_distances_is_the_design_without_bias():
     np.testing.assert_array_equal(K, lib.rbf_features(X, X, 0.05)[:, :-1])
     kept = np.exp(-d2 / (2 * 0.05**2)) >= lib.features.FLUSH_BELOW
     np.testing.assert_array_equal(K > 0, kept)           # the flush and only it zeroes values
+
+
+@pytest.mark.parametrize("width", [1e-300, 1e300, 1e-151, 1e151])
+def test_rbf_width_outside_the_usable_range_is_a_clear_error(width):
+    X = np.zeros((3, 2))
+    with pytest.raises(ValueError, match=r"width must be a length scale in \[1e-150, 1e\+150\]"):
+        lib.rbf_features(X, X, width)
+
+
+@pytest.mark.parametrize("width, expected", [(1e-150, np.eye(3)), (1e150, np.ones((3, 3)))])
+def test_rbf_widths_at_the_ends_of_the_range_are_computed_without_warnings(width, expected):
+    import warnings
+
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Phi = lib.rbf_features(X, X, width)
+    np.testing.assert_array_equal(Phi[:, :-1], expected)
+    np.testing.assert_array_equal(Phi[:, -1], 1.0)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lib._validate import width as check_width
 from lib._validate import (
     as_labels,
     as_matrix,
@@ -175,7 +176,7 @@ def rbf_probability(X, centres, width: float, w, *, chunk_size: int = 4096) -> n
     """
     X = as_matrix(X, "X")
     centres = as_matrix(centres, "centres", n_cols=X.shape[1])
-    width = positive_scalar(width, "width")
+    width = check_width(width, "width")
     w = as_vector(w, "w", length=centres.shape[0] + 1)
     chunk_size = positive_int(chunk_size, "chunk_size")
     out = np.empty(X.shape[0])
@@ -313,7 +314,7 @@ def majority_effect(
     X_train = as_matrix(X_train, "X_train")
     y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
     X_test = as_matrix(X_test, "X_test", n_cols=X_train.shape[1])
-    width = positive_scalar(width, "width")
+    width = check_width(width, "width")
     fractions = as_probabilities(fractions, "fractions", what="numbers")
     n_points = positive_int(n_points, "n_points")
     n_repeats = positive_int(n_repeats, "n_repeats")
@@ -461,7 +462,7 @@ def split_paths(
     X = as_matrix(X, "X", n_cols=2)
     y = as_labels(y, "y", length=X.shape[0])
     if width is not None:
-        width = positive_scalar(width, "width")
+        width = check_width(width, "width")
     seeds = np.asarray(seeds)
     if seeds.ndim != 1 or seeds.size == 0 or not np.issubdtype(seeds.dtype, np.integer):
         raise ValueError(f"seeds must be a non-empty 1-D sequence of integers, got {seeds!r}")

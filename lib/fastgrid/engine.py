@@ -48,8 +48,9 @@ from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 from threadpoolctl import threadpool_limits
 
+from lib._validate import width as check_width
 from lib._validate import as_matrix, positive_scalar
-from lib.features import rbf_features, rbf_from_squared_distances, squared_distances
+from lib.features import rbf_from_squared_distances, squared_distances
 from lib.laplace import ConvergenceError, log_posterior_from_activations
 from lib.likelihood import sigmoid
 from lib.scores import activation_scores
@@ -600,7 +601,7 @@ def form_and_directions(X_train, width, s2_max) -> tuple[str, int]:
         of the reduced model (``N + 1`` when none is dropped).
     """
     X_train = as_matrix(X_train, "X_train")
-    width, s2_max = positive_scalar(width, "width"), positive_scalar(s2_max, "s2_max")
+    width, s2_max = check_width(width, "width"), positive_scalar(s2_max, "s2_max")
     solver = _make_solver(X_train, X_train[:1], width, s2_max)
     R = rbf_from_squared_distances(squared_distances(X_train, X_train), width)
     form = {_Primal: "primal", _Dual: "dual", _Banded: "banded"}[type(solver)]

@@ -89,6 +89,7 @@ import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 from scipy.optimize import minimize
 
+from lib._validate import width as check_width
 from lib._validate import as_labels, as_matrix, positive_int, positive_pair, positive_scalar
 from lib._validate import bounds as check_bounds
 from lib.features import rbf_features, rbf_from_squared_distances, squared_distances
@@ -287,7 +288,7 @@ def evidence_gradient(X_train, y_train, s2, width, *, w0=None, likelihood: Likel
     """
     X_train, y_train = _training_data(X_train, y_train)
     s2 = positive_scalar(s2, "s2")
-    width = positive_scalar(width, "width")
+    width = check_width(width, "width")
     likelihood = as_likelihood(likelihood)
     if bias_s2 is not None:
         bias_s2 = positive_scalar(bias_s2, "bias_s2")
@@ -325,7 +326,7 @@ def central_difference_gradient(X_train, y_train, s2, width, *, step: float = 1e
         ``(dlogZ/dlog s2, dlogZ/dlog l[, dlogZ/dlog bias_s2])``.
     """
     X_train, y_train = _training_data(X_train, y_train)
-    theta = [positive_scalar(s2, "s2"), positive_scalar(width, "width")]
+    theta = [positive_scalar(s2, "s2"), check_width(width, "width")]
     if bias_s2 is not None:
         theta.append(positive_scalar(bias_s2, "bias_s2"))
     theta = np.log(theta)
@@ -680,7 +681,7 @@ def mackay_s2(
         If the iteration has not converged after ``max_iter`` updates.
     """
     X_train, y_train = _training_data(X_train, y_train)
-    width = positive_scalar(width, "width")
+    width = check_width(width, "width")
     s2 = positive_scalar(s2_init, "s2_init")
     tol = positive_scalar(tol, "tol")
     max_iter = positive_int(max_iter, "max_iter")

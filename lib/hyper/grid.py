@@ -30,7 +30,7 @@ from joblib import Parallel, delayed
 from tqdm import tqdm
 
 from lib import fastgrid
-from lib._validate import as_labels, as_matrix, grid_values
+from lib._validate import as_labels, as_matrix, grid_values, width_values
 from lib.scores import score_posterior
 from lib.features import rbf_features
 from lib.laplace import fit_laplace
@@ -174,7 +174,7 @@ def evidence_grid(
     X_test = as_matrix(X_test, "X_test", n_cols=X_train.shape[1])
     y_test = as_labels(y_test, "y_test", length=X_test.shape[0])
     s2_sorted = grid_values(s2_values, "s2_values")
-    widths = grid_values(widths, "widths")
+    widths = width_values(widths, "widths")
     if engine not in ENGINES:
         raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer))

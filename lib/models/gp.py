@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cholesky, solve_triangular
 
+from lib._validate import width as check_width
 from lib._validate import as_labels, as_matrix, positive_int, positive_scalar
 from lib.features import squared_distances
 from lib.laplace import ConvergenceError
@@ -62,7 +63,7 @@ def rbf_kernel(X_a, X_b, signal_var, width) -> np.ndarray:
     ndarray, shape (A, B)
     """
     signal_var = positive_scalar(signal_var, "signal_var")
-    width = positive_scalar(width, "width")
+    width = check_width(width, "width")
     return signal_var * np.exp(-squared_distances(X_a, X_b) / (2.0 * width**2))
 
 
@@ -226,7 +227,7 @@ def rbf_evidence_gradient(X_train, y_train, signal_var, width) -> tuple[float, n
     """
     X_train = as_matrix(X_train, "X_train")
     d2 = squared_distances(X_train, X_train)
-    width = positive_scalar(width, "width")
+    width = check_width(width, "width")
     K = positive_scalar(signal_var, "signal_var") * np.exp(-d2 / (2.0 * width**2))
     fit = fit_gp_laplace(K, y_train)
     L, sw, a = fit.chol, fit.sqrt_w, fit.grad

@@ -188,7 +188,7 @@ def width(value, name: str) -> float:
     """Return an RBF width as a float in :data:`WIDTH_RANGE`, or raise naming ``name``."""
     lo, hi = WIDTH_RANGE
     return _real_scalar(value, name, "a positive real number", lambda v: lo <= v <= hi,
-                        f"a length scale in [{lo:g}, {hi:g}]")
+                        f"a positive length scale in [{lo:g}, {hi:g}]")
 
 
 def fraction(value, name: str) -> float:

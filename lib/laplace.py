@@ -251,6 +251,27 @@ def log_posterior(w, Phi, y, s2) -> float:
     return log_posterior_from_activations(Phi @ w, y, float(w @ w), s2)
 
 
+def _halving_step(psi_at, w, d, psi):
+    """``w + t d`` with ``t`` halved from 1 until ``Psi`` does not decrease (a safeguard far
+    from the mode); returns the new point, its ``Psi`` and the step ``t d``."""
+    t = 1.0
+    while True:
+        w_new = w + t * d
+        psi_new = psi_at(w_new)
+        if psi_new >= psi - 1e-12 * abs(psi) or t < 1e-10:
+            return w_new, psi_new, t * d
+        t *= 0.5
+
+
+def _step_negligible(Phi, w, step, tol) -> bool:
+    """Converged when the step is negligible in weight space, or in activation space: at large
+    s2 rounding in the design's near-null directions (scaled by s2) keeps the weight step above
+    tol although the fitted activations no longer move."""
+    if np.max(np.abs(step)) <= tol * (1.0 + np.max(np.abs(w))):
+        return True
+    return bool(np.max(np.abs(Phi @ step)) <= tol * (1.0 + np.max(np.abs(Phi @ w))))
+
+
 def fit_laplace(
     Phi, y, s2, *, w0=None, tol: float = 1e-10, max_iter: int = 100,
     likelihood: Likelihood = LOGISTIC,
@@ -315,21 +336,8 @@ def fit_laplace(
         A = _precision_from_curvature(lik.curvature(a, y), Phi, s2)
         L = cholesky(A, lower=True)                           # A = L L^T
         d = cho_solve((L, True), g)                           # Newton direction A^{-1} g
-        t = 1.0
-        while True:                                           # step halving safeguard
-            w_new = w + t * d
-            psi_new = psi_at(w_new)
-            if psi_new >= psi - 1e-12 * abs(psi) or t < 1e-10:
-                break
-            t *= 0.5
-        w, psi = w_new, psi_new
-        # Converged when the step is negligible in weight space, or in activation space: at
-        # large s2 rounding in the design's near-null directions (scaled by s2) keeps the
-        # weight step above tol although the fitted activations no longer move.
-        if np.max(np.abs(t * d)) <= tol * (1.0 + np.max(np.abs(w))):
-            break
-        a = Phi @ w
-        if np.max(np.abs(Phi @ (t * d))) <= tol * (1.0 + np.max(np.abs(a))):
+        w, psi, step = _halving_step(psi_at, w, d, psi)
+        if _step_negligible(Phi, w, step, tol):
             break
     else:
         raise ConvergenceError(

@@ -84,7 +84,7 @@ def test_rbf_block_from_squared_distances_is_the_design_without_bias():
 @pytest.mark.parametrize("width", [1e-300, 1e300, 1e-151, 1e151])
 def test_rbf_width_outside_the_usable_range_is_a_clear_error(width):
     X = np.zeros((3, 2))
-    with pytest.raises(ValueError, match=r"width must be a length scale in \[1e-150, 1e\+150\]"):
+    with pytest.raises(ValueError, match=r"width must be a positive length scale in \[1e-150, 1e\+150\]"):
         lib.rbf_features(X, X, width)
 
 

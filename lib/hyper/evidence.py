@@ -547,63 +547,87 @@ def maximise_evidence(
     max_iter = positive_int(max_iter, "max_iter")
     gtol = positive_scalar(gtol, "gtol")
 
-    d2 = squared_distances(X_train, X_train)                  # computed once for every l
     n_free = 1 if fixed_width is not None else (3 if separate_bias else 2)
     bounds = [tuple(np.log(s2_bounds)), tuple(np.log(width_bounds))]
     if separate_bias:
         bounds.append(tuple(np.log(bias_s2_bounds)))
-    bounds = bounds[:n_free]
-    state = {"last": None, "n": 0}
+    objective = _EvidenceObjective(squared_distances(X_train, X_train), y_train, likelihood,
+                                   n_free, fixed_width)
+    return _lbfgs_from_starts(objective, starts, bounds[:n_free], max_iter=max_iter, gtol=gtol)
 
-    def evaluate(theta, width_derivative: bool) -> EvidenceGradient:
+
+class _EvidenceObjective:
+    """``theta -> (-log Z, -grad log Z)`` over the free log hyper-parameters, with Newton's
+    mode warm-started from the previous evaluation (the objective of the search; the optimiser
+    is :func:`_lbfgs_from_starts`).
+
+    ``theta`` is ``(log s2, log l, log bias_s2)`` cut to its first ``n_free`` entries: 1 when
+    the width is fixed at ``fixed_width``, 3 with a separate bias prior variance, else 2.
+    ``d2`` (N, N) are the squared distances of the training inputs, computed once for every l.
+    """
+
+    def __init__(self, d2, y, likelihood, n_free: int, fixed_width):
+        self.d2, self.y, self.likelihood = d2, y, likelihood
+        self.n_free, self.fixed_width = n_free, fixed_width
+        self.last: EvidenceGradient | None = None
+        self.n_evaluations = 0
+
+    def evaluate(self, theta, width_derivative: bool) -> EvidenceGradient:
+        """The evidence and its gradient at ``theta`` (with d/dlog l if ``width_derivative``)."""
         s2 = float(np.exp(theta[0]))
-        l = fixed_width if fixed_width is not None else float(np.exp(theta[1]))
-        b2 = float(np.exp(theta[2])) if separate_bias else None
-        last = state["last"]
+        l = self.fixed_width if self.fixed_width is not None else float(np.exp(theta[1]))
+        b2 = float(np.exp(theta[2])) if self.n_free == 3 else None
         starts_w = []
-        if last is not None:
+        if self.last is not None:
             # Warm start for Newton: the last mode, or its first-order prediction at the new
             # theta, w + (dw/dtheta) dtheta (E3), whichever has the higher log posterior.
-            previous = [last.s2, last.width] + ([last.bias_s2] if separate_bias else [])
-            dtheta = np.asarray(theta, dtype=float) - np.log(previous)[:n_free]
+            last = self.last
+            previous = [last.s2, last.width] + ([last.bias_s2] if self.n_free == 3 else [])
+            dtheta = np.asarray(theta, dtype=float) - np.log(previous)[:self.n_free]
             w_last = last.posterior.w_map
-            starts_w = [w_last + last.mode_sensitivity[:, :n_free] @ dtheta, w_last]
-        res = _evidence_gradient(d2, y_train, s2, l, w0=starts_w, width_derivative=width_derivative,
-                                 likelihood=likelihood, bias_s2=b2)
-        state["last"] = res
-        state["n"] += 1
-        return res
+            starts_w = [w_last + last.mode_sensitivity[:, :self.n_free] @ dtheta, w_last]
+        self.last = _evidence_gradient(self.d2, self.y, s2, l, w0=starts_w,
+                                       width_derivative=width_derivative,
+                                       likelihood=self.likelihood, bias_s2=b2)
+        self.n_evaluations += 1
+        return self.last
 
-    def objective(theta):
-        res = evaluate(theta, width_derivative=fixed_width is None)  # d/dlog l only if l is free
-        return -res.log_evidence, -res.gradient[:n_free]      # minimise -log Z
+    def __call__(self, theta):
+        # d/dlog l only if l is free; minimise -log Z
+        res = self.evaluate(theta, width_derivative=self.fixed_width is None)
+        return -res.log_evidence, -res.gradient[:self.n_free]
 
+
+def _lbfgs_from_starts(objective: _EvidenceObjective, starts, bounds, *, max_iter, gtol):
+    """L-BFGS-B on ``objective`` from each start (in log space, within ``bounds``); the best."""
+    n_free, fixed_width = objective.n_free, objective.fixed_width
     runs, finals = [], []
     for start in starts:
         theta0 = np.log(start)[:n_free]
         path = [theta0.copy()]
-        n_before = state["n"]
+        n_before = objective.n_evaluations
         opt = minimize(
             objective, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
             callback=lambda xk: path.append(np.array(xk, dtype=float)),
             options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-12},
         )
-        final = evaluate(opt.x, width_derivative=True)        # the returned point, full gradient
+        final = objective.evaluate(opt.x, width_derivative=True)   # returned point, full gradient
         path = np.array(path)
         if fixed_width is not None:
             path = np.column_stack([path, np.full(len(path), np.log(fixed_width))])
         finals.append(final)
         runs.append(EvidenceRun(
             start=start, s2=final.s2, width=final.width, log_evidence=final.log_evidence,
-            gradient=final.gradient, path=path, n_evaluations=state["n"] - n_before,
+            gradient=final.gradient, path=path,
+            n_evaluations=objective.n_evaluations - n_before,
             success=bool(opt.success), message=str(opt.message), bias_s2=final.bias_s2,
         ))
     k = int(np.argmax([r.log_evidence for r in runs]))        # first of the best runs
     best = finals[k]
     return EvidenceOptimum(
         s2=best.s2, width=best.width, log_evidence=best.log_evidence, gradient=best.gradient,
-        n_evaluations=state["n"], starts=starts, runs=tuple(runs), posterior=best.posterior,
-        bias_s2=best.bias_s2,
+        n_evaluations=objective.n_evaluations, starts=starts, runs=tuple(runs),
+        posterior=best.posterior, bias_s2=best.bias_s2,
     )
 
 

@@ -19,6 +19,9 @@ from lib._validate import width as check_width
 #: subnormal numbers, which slow every matrix product on them 10-20 times.
 FLUSH_BELOW = 1e-150
 _EXP_FLOOR = float(np.log(FLUSH_BELOW)) - 10.0
+#: Largest input magnitude for :func:`squared_distances`: sums of squares of D such values stay
+#: far from overflow.
+MAX_INPUT = 1e150
 
 
 def add_bias(Phi) -> np.ndarray:
@@ -68,6 +71,11 @@ def squared_distances(X, centres) -> np.ndarray:
         raise ValueError(
             f"centres must have the same number of columns as X ({X.shape[1]}), got shape {centres.shape}"
         )
+    for name, arr in (("X", X), ("centres", centres)):
+        if arr.size and np.max(np.abs(arr)) > MAX_INPUT:
+            raise ValueError(f"{name} must hold values of magnitude at most {MAX_INPUT:g} (their "
+                             f"squared distances overflow beyond), got {np.max(np.abs(arr)):.3g}; "
+                             "rescale the inputs")
     d2 = (X**2).sum(1)[:, None] + (centres**2).sum(1)[None, :] - 2.0 * X @ centres.T
     return np.maximum(d2, 0.0)
 

@@ -251,6 +251,20 @@ def log_posterior(w, Phi, y, s2) -> float:
     return log_posterior_from_activations(Phi @ w, y, float(w @ w), s2)
 
 
+def _cholesky_of_precision(A, s2):
+    """Lower Cholesky factor of the posterior precision ``A``, or a :class:`ConvergenceError`
+    saying why it has none: at a very large ``s2`` the prior's ``I / s2`` is lost to rounding
+    against ``Phi^T W Phi``, which is singular when the design has more columns than its rank."""
+    try:
+        return cholesky(A, lower=True)
+    except np.linalg.LinAlgError:
+        raise ConvergenceError(
+            f"the posterior precision A = I/s2 + Phi^T W Phi is not positive definite in floating "
+            f"point (largest s2 = {np.max(s2):.3g}): the prior is too weak to regularise this "
+            "design; use a smaller s2"
+        ) from None
+
+
 def _halving_step(psi_at, w, d, psi):
     """``w + t d`` with ``t`` halved from 1 until ``Psi`` does not decrease (a safeguard far
     from the mode); returns the new point, its ``Psi`` and the step ``t d``."""
@@ -334,7 +348,7 @@ def fit_laplace(
         a = Phi @ w
         g = Phi.T @ lik.gradient(a, y) - w / s2               # gradient of Psi
         A = _precision_from_curvature(lik.curvature(a, y), Phi, s2)
-        L = cholesky(A, lower=True)                           # A = L L^T
+        L = _cholesky_of_precision(A, s2)                     # A = L L^T
         d = cho_solve((L, True), g)                           # Newton direction A^{-1} g
         w, psi, step = _halving_step(psi_at, w, d, psi)
         if _step_negligible(Phi, w, step, tol):
@@ -346,7 +360,7 @@ def fit_laplace(
             "raise max_iter or loosen tol"
         )
     a = Phi @ w
-    L = cholesky(_precision_from_curvature(lik.curvature(a, y), Phi, s2), lower=True)
+    L = _cholesky_of_precision(_precision_from_curvature(lik.curvature(a, y), Phi, s2), s2)
     return LaplacePosterior(
         w_map=w, chol=L, s2=s2, log_likelihood=lik.log_likelihood(a, y), n_iter=it
     )

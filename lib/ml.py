@@ -89,12 +89,10 @@ def fit_ml(
     record_every : int
         Record the averages every this many steps (and after the last).
     w0 : array_like, shape (M,), optional
-        Starting weights; zeros by default (the report's algorithm 1 draws them from
-        ``N(0, 1)``: pass such a draw here).
+        Starting weights; zeros by default (algorithm 1 draws them from ``N(0, 1)``).
     callback : callable, optional
-        Called as ``callback(k, w)`` at every record (``k`` steps taken, ``w`` the current
-        weights, shape (M,); a view that the next step overwrites, so copy what you keep),
-        e.g. to record other scores along the path.
+        ``callback(k, w)`` at every record: ``k`` steps taken, ``w`` (M,) the weights (a view
+        the next step overwrites: copy what you keep).
 
     Returns
     -------
@@ -107,58 +105,72 @@ def fit_ml(
     n_steps = positive_int(n_steps, "n_steps")
     record_every = positive_int(record_every, "record_every")
     batch_size = check_batch_size(batch_size, N)
-    if tol is not None:
-        tol = positive_scalar(tol, "tol")
+    tol = None if tol is None else positive_scalar(tol, "tol")
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, got {type(callback).__name__}")
-    if (Phi_test is None) != (y_test is None):
-        raise ValueError("Phi_test and y_test must be given together")
-    if Phi_test is not None:
-        Phi_test = as_matrix(Phi_test, "Phi_test", n_cols=M)
-        y_test = as_labels(y_test, "y_test", length=Phi_test.shape[0])
+    Phi_test, y_test = _test_set(Phi_test, y_test, M)
     w = np.zeros(M) if w0 is None else as_vector(w0, "w0", length=M).copy()
 
     rng = np.random.default_rng(seed)
-    bs = N if batch_size is None else batch_size
-    train, test, steps = [], [], []
-
-    def record(k):
-        steps.append(k)
-        train.append(average_log_likelihood_logits(Phi @ w, y))
-        if Phi_test is not None:
-            test.append(average_log_likelihood_logits(Phi_test @ w, y_test))
-        if callback is not None:
-            callback(k, w)
-
-    record(0)
+    batches = None if batch_size is None else _minibatches(N, batch_size, rng)
+    history = _History(Phi, y, Phi_test, y_test, callback)
+    history.record(0, w)
     converged = False
-    order = np.arange(N)
-    pos = N  # forces a fresh permutation on the first step
     for k in range(1, n_steps + 1):
-        if batch_size is None:
-            idx = order
-        else:
-            if pos + bs > N:  # new epoch: a fresh random partition of the rows
-                order = rng.permutation(N)
-                pos = 0
-            idx = order[pos : pos + bs]
-            pos += bs
-        # Full batch: use Phi itself (no per-step copy of the whole design).
-        Pb, yb = (Phi, y) if batch_size is None else (Phi[idx], y[idx])
+        idx = None if batches is None else next(batches)
+        Pb, yb = (Phi, y) if idx is None else (Phi[idx], y[idx])   # full batch: Phi, no copy
         # Algorithm 1, update line: w <- w + eta * Phi_B^T (y_B - s(Phi_B w)).
         w += eta * (Pb.T @ (yb - sigmoid(Pb @ w)))
         if k % record_every == 0 or k == n_steps:
-            record(k)
-            if tol is not None and len(train) > 1 and abs(train[-1] - train[-2]) < tol:
+            history.record(k, w)
+            if tol is not None and history.last_change() < tol:
                 converged = True
                 break
-    return GradientAscentResult(
-        w=w,
-        train_ll=np.array(train),
-        test_ll=np.array(test) if Phi_test is not None else None,
-        steps=np.array(steps),
-        converged=converged,
-    )
+    test_ll = np.array(history.test) if Phi_test is not None else None
+    return GradientAscentResult(w=w, train_ll=np.array(history.train), test_ll=test_ll,
+                                steps=np.array(history.steps), converged=converged)
+
+
+class _History:
+    """The averages fit_ml records along its path (and the caller's callback at each record)."""
+
+    def __init__(self, Phi, y, Phi_test, y_test, callback):
+        self.Phi, self.y, self.Phi_test, self.y_test = Phi, y, Phi_test, y_test
+        self.callback = callback
+        self.steps, self.train, self.test = [], [], []
+
+    def record(self, k: int, w) -> None:
+        self.steps.append(k)
+        self.train.append(average_log_likelihood_logits(self.Phi @ w, self.y))
+        if self.Phi_test is not None:
+            self.test.append(average_log_likelihood_logits(self.Phi_test @ w, self.y_test))
+        if self.callback is not None:
+            self.callback(k, w)
+
+    def last_change(self) -> float:
+        """``|change|`` of the average training log-likelihood between the last two records."""
+        return abs(self.train[-1] - self.train[-2]) if len(self.train) > 1 else np.inf
+
+
+def _test_set(Phi_test, y_test, M):
+    """The optional test design and labels, checked (both or neither)."""
+    if (Phi_test is None) != (y_test is None):
+        raise ValueError("Phi_test and y_test must be given together")
+    if Phi_test is None:
+        return None, None
+    Phi_test = as_matrix(Phi_test, "Phi_test", n_cols=M)
+    return Phi_test, as_labels(y_test, "y_test", length=Phi_test.shape[0])
+
+
+def _minibatches(N: int, batch_size: int, rng):
+    """Row indices of each step's minibatch: a fresh random partition of the N rows each epoch
+    (the rows left over at an epoch's end, fewer than ``batch_size``, are skipped)."""
+    order, pos = np.arange(N), N          # pos = N: a fresh permutation on the first step
+    while True:
+        if pos + batch_size > N:          # new epoch
+            order, pos = rng.permutation(N), 0
+        yield order[pos : pos + batch_size]
+        pos += batch_size
 
 
 #: Designs with at most this many columns get a dense eigen-solve; wider ones use Lanczos.

@@ -98,3 +98,11 @@ def test_rbf_widths_at_the_ends_of_the_range_are_computed_without_warnings(width
         Phi = lib.rbf_features(X, X, width)
     np.testing.assert_array_equal(Phi[:, :-1], expected)
     np.testing.assert_array_equal(Phi[:, -1], 1.0)
+
+
+def test_inputs_too_large_for_squared_distances_are_a_clear_error():
+    X = np.array([[1e200, 0.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match=r"X must hold values of magnitude at most 1e\+150"):
+        squared_distances(X, np.zeros((1, 2)))
+    with pytest.raises(ValueError, match=r"centres must hold values of magnitude at most 1e\+150"):
+        lib.rbf_features(np.zeros((1, 2)), X, 1.0)

@@ -244,3 +244,12 @@ def test_marginal_variances_are_the_diagonal_of_the_inverse_precision(small_prob
         post = lib.fit_laplace(Phi, y, s2)
         np.testing.assert_allclose(post.marginal_variances,
                                    np.diag(np.linalg.inv(post.precision)), rtol=1e-10)
+
+
+def test_a_prior_too_weak_for_the_design_is_a_clear_error():
+    # s2 = 1e300: I / s2 is lost against Phi^T W Phi, singular for an RBF design on 30 points
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = (X[:, 0] > 0).astype(float)
+    with pytest.raises(ConvergenceError, match="not positive definite.*use a smaller s2"):
+        lib.fit_laplace(lib.rbf_features(X, X, 1.0), y, 1e300)

@@ -407,16 +407,53 @@ def split_rows(n_rows: int, seed: int, train_fraction: float = 0.75):
     return tr[:, 0].astype(int), te[:, 0].astype(int)
 
 
-def split_paths(
-    X,
-    y,
-    *,
-    width: float | None,
-    seeds,
-    n_steps: int,
-    record_every: int = 10,
-    train_fraction: float = 0.75,
-) -> SplitPaths:
+def _all_splits_design(X, width):
+    """The design on every input, ``F`` (N, M_all), and its products for all splits at once:
+    ``activations(W)`` = F W and ``gradients(R)`` = F^T R (W: (M_all, S), R: (N, S)).
+
+    All splits run at once: with the design ``F`` of all N points on all N centres (shape
+    (N, N + 1); for the linear classifier (N, 3)), split ``s`` uses the rows and centre
+    columns of its training set, so its activations on *every* point are ``F @ w_s`` with
+    ``w_s`` zero on the test centres. One matrix product ``F @ W`` (W of shape (N + 1, S))
+    then gives every split's training and test activations, and ``F^T @ R`` (R the residuals
+    ``y - s(a)`` on each split's training rows, zero elsewhere) every gradient: two BLAS-3
+    products per step instead of ``2 S`` matrix-vector products.
+    """
+    N = X.shape[0]
+    F = linear_features(X) if width is None else rbf_features(X, X, width)   # (N, M_all)
+    if width is None:
+        return F, (lambda W: F @ W), (lambda R: F.T @ R)
+    # F = [K, 1] with K symmetric: K @ V is cheaper than F.T @ V for C-ordered K
+    Kc = np.ascontiguousarray(F[:, :N])
+    return F, (lambda W: Kc @ W[:N] + W[N]), (lambda R: np.vstack([Kc @ R, R.sum(0)]))
+
+
+def _split_masks(F, seeds, train_fraction, linear: bool):
+    """Each split's training rows (N, S) and design columns (M_all, S) as masks, its columns
+    and its learning rate ``1 / kappa`` (:func:`lib.ml.curvature_bound`)."""
+    N, M_all, S = F.shape[0], F.shape[1], seeds.size
+    train_mask = np.zeros((N, S), dtype=bool)        # rows of each split's training set
+    col_mask = np.zeros((M_all, S), dtype=bool)      # columns of each split's design
+    cols, etas = [], np.empty(S)
+    for s, seed in enumerate(seeds):
+        tr, _ = split_rows(N, int(seed), train_fraction)
+        c = np.arange(M_all) if linear else np.append(tr, N)   # centres, bias last
+        train_mask[tr, s], col_mask[c, s] = True, True
+        cols.append(c)
+        etas[s] = 1.0 / curvature_bound(F[np.ix_(tr, c)])
+    return train_mask, col_mask, cols, etas
+
+
+def _class_rates(A, Y, mask, out):
+    """Per split, the fraction of class 0 and of class 1 among ``mask``'s rows that the
+    activations ``A`` (N, S) classify correctly, into ``out`` (S, 2)."""
+    zero, one = mask & (Y == 0), mask & (Y == 1)
+    out[:, 0] = ((A <= 0) & zero).sum(0) / zero.sum(0)
+    out[:, 1] = ((A > 0) & one).sum(0) / one.sum(0)
+
+
+def split_paths(X, y, *, width: float | None, seeds, n_steps: int, record_every: int = 10,
+                train_fraction: float = 0.75) -> SplitPaths:
     """Full-batch gradient ascent on several seeded random splits, scored along the way.
 
     For each seed the data is split as :func:`lib.data.random_split` splits it, the design is
@@ -426,15 +463,7 @@ def split_paths(
     iterates as :func:`lib.ml.fit_ml` on that split (to rounding). Every ``record_every``
     steps the average log-likelihoods and confusion diagonals of both sets are recorded.
 
-    Notes
-    -----
-    All splits run at once: with the design ``F`` of all N points on all N centres (shape
-    (N, N + 1); for the linear classifier (N, 3)), split ``s`` uses the rows and centre
-    columns of its training set, so its activations on *every* point are ``F @ w_s`` with
-    ``w_s`` zero on the test centres. One matrix product ``F @ W`` (W of shape (N + 1, S))
-    then gives every split's training and test activations, and ``F^T @ R`` (R the residuals
-    ``y - s(a)`` on each split's training rows, zero elsewhere) every gradient: two BLAS-3
-    products per step instead of ``2 S`` matrix-vector products.
+    All splits run at once (:func:`_all_splits_design`).
 
     Parameters
     ----------
@@ -472,31 +501,9 @@ def split_paths(
         raise ValueError(f"record_every ({record_every}) must divide n_steps ({n_steps})")
 
     N, S = X.shape[0], seeds.size
-    F = linear_features(X) if width is None else rbf_features(X, X, width)   # (N, M_all)
+    F, activations, gradients = _all_splits_design(X, width)
     M_all = F.shape[1]
-    if width is None:
-        def activations(W):
-            return F @ W
-
-        def gradients(R):
-            return F.T @ R
-    else:  # F = [K, 1] with K symmetric: K @ V is cheaper than F.T @ V for C-ordered K
-        Kc = np.ascontiguousarray(F[:, :N])
-
-        def activations(W):
-            return Kc @ W[:N] + W[N]
-
-        def gradients(R):
-            return np.vstack([Kc @ R, R.sum(0)])
-    train_mask = np.zeros((N, S), dtype=bool)        # rows of each split's training set
-    col_mask = np.zeros((M_all, S), dtype=bool)      # columns of each split's design
-    cols, etas = [], np.empty(S)
-    for s, seed in enumerate(seeds):
-        tr, _ = split_rows(N, int(seed), train_fraction)
-        c = np.arange(M_all) if width is None else np.append(tr, N)   # centres, bias last
-        train_mask[tr, s], col_mask[c, s] = True, True
-        cols.append(c)
-        etas[s] = 1.0 / curvature_bound(F[np.ix_(tr, c)])
+    train_mask, col_mask, cols, etas = _split_masks(F, seeds, train_fraction, width is None)
     test_mask = ~train_mask
     n_tr, n_te = train_mask.sum(0), test_mask.sum(0)
     Y = np.broadcast_to(y[:, None], (N, S))
@@ -514,10 +521,8 @@ def split_paths(
             ll = label_log_probs(A, Y)                # log s(+-a), per point and split
             train_ll[:, r] = (ll * train_mask).sum(0) / n_tr
             test_ll[:, r] = (ll * test_mask).sum(0) / n_te
-            for rates, mask in ((train_rates, train_mask), (test_rates, test_mask)):
-                zero, one = mask & (Y == 0), mask & (Y == 1)
-                rates[:, r, 0] = ((A <= 0) & zero).sum(0) / zero.sum(0)
-                rates[:, r, 1] = ((A > 0) & one).sum(0) / one.sum(0)
+            _class_rates(A, Y, train_mask, train_rates[:, r])
+            _class_rates(A, Y, test_mask, test_rates[:, r])
         if k < n_steps:
             R = np.where(train_mask, Y - sigmoid(A), 0.0)
             W += step_scale * gradients(R)           # algorithm 1, full batch, every split

@@ -188,25 +188,34 @@ def evidence_grid(
         with np.load(path) as stored:
             return pd.DataFrame({name: stored[name] for name in COLUMNS})
 
-    if engine == "fast":
-        tasks = fastgrid.plan_tasks(X_train, s2_sorted, widths)
-        jobs = [delayed(fastgrid.run_task)(*inputs[:5], task, bool(warm_start)) for task in tasks]
-    else:
-        jobs = [delayed(_reference_task)(*inputs[:5], width) for width in widths]
-    if n_jobs is None:
-        n_jobs = default_n_jobs(len(jobs))
-    parallel = Parallel(n_jobs=int(n_jobs), batch_size=1, return_as="generator")
-    rows = []
-    with tqdm(total=widths.size * s2_sorted.size, disable=not progress, file=sys.stderr,
-              desc="evidence grid", unit="point") as bar:
-        for task_rows, _ in parallel(jobs):
-            rows.extend(task_rows)
-            bar.update(len(task_rows))
+    jobs = _jobs(inputs, engine, bool(warm_start))
+    rows = _run(jobs, default_n_jobs(len(jobs)) if n_jobs is None else int(n_jobs),
+                widths.size * s2_sorted.size, progress)
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     table = table.sort_values(["width", "s2"], kind="stable", ignore_index=True)
     if path is not None:
         _store(path, table)
     return table
+
+
+def _jobs(inputs, engine: str, warm_start: bool):
+    """The grid's tasks as joblib jobs: the engine's plan, or one width per reference task."""
+    if engine == "fast":
+        tasks = fastgrid.plan_tasks(inputs[0], inputs[4], inputs[5])
+        return [delayed(fastgrid.run_task)(*inputs[:5], task, warm_start) for task in tasks]
+    return [delayed(_reference_task)(*inputs[:5], width) for width in inputs[5]]
+
+
+def _run(jobs, n_jobs: int, n_points: int, progress: bool) -> list:
+    """Every job's rows, in the order the jobs finish (the table is sorted afterwards)."""
+    parallel = Parallel(n_jobs=n_jobs, batch_size=1, return_as="generator")
+    rows = []
+    with tqdm(total=n_points, disable=not progress, file=sys.stderr,
+              desc="evidence grid", unit="point") as bar:
+        for task_rows, _ in parallel(jobs):
+            rows.extend(task_rows)
+            bar.update(len(task_rows))
+    return rows
 
 
 def _reference_task(X_train, y_train, X_test, y_test, s2_sorted, width):

@@ -715,6 +715,36 @@ def _chord(solver, fac, y, s2, x, a, psi, tol):
     return x, a, psi, steps
 
 
+@dataclass(frozen=True)
+class PointFit:
+    """The MAP and Laplace quantities at one grid point (what :func:`_fit_point` returns).
+
+    Attributes
+    ----------
+    x : ndarray
+        The solver form's state at the MAP (reduced weights or dual coefficients).
+    factor : object
+        The last factorisation (the next point's chord steps reuse it).
+    a, h : ndarray, shape (N,)
+        Training activations at the MAP and their posterior variances.
+    mu_test, var_test : ndarray, shape (N_test,)
+        Test activations' posterior means and variances.
+    log_evidence : float
+        Laplace log evidence.
+    n_iter : int
+        Newton iterations (factorisations).
+    """
+
+    x: np.ndarray
+    factor: object
+    a: np.ndarray
+    h: np.ndarray
+    mu_test: np.ndarray
+    var_test: np.ndarray
+    log_evidence: float
+    n_iter: int
+
+
 def _fit_point(solver, y, s2, starts, fac, work):
     """MAP and Laplace quantities at one ``(s2, l)``, from the best of ``starts`` (a list of
     ``(state, activations)``, the extrapolation first when there is one) and with chord steps
@@ -729,9 +759,7 @@ def _fit_point(solver, y, s2, starts, fac, work):
 
     Returns
     -------
-    x, fac, a, h, mu_test, var_test, log_evidence, n_iter
-        State, last factor, train activations and variances, test means and variances, the
-        Laplace log evidence and the number of Newton iterations (factorisations).
+    PointFit
     """
     candidates = [(_log_posterior(solver, x0, a0, y, s2), k, x0, a0)
                   for k, (x0, a0) in enumerate(starts)]
@@ -752,7 +780,8 @@ def _fit_point(solver, y, s2, starts, fac, work):
             log_det = fac.log_det + float(h @ (_curvature(a) - fac.W))   # engine-logdet-update
             mu_test = solver.test_activations(x, s2)
             work.points += 1
-            return x, fac, a, h, mu_test, var_test, psi - 0.5 * log_det, it
+            return PointFit(x=x, factor=fac, a=a, h=h, mu_test=mu_test, var_test=var_test,
+                            log_evidence=psi - 0.5 * log_det, n_iter=it)
         t = 1.0
         while True:                                    # halve until Psi does not decrease
             x_t, a_t = x + t * (x_new - x), a + t * (a_new - a)
@@ -791,21 +820,21 @@ def chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, *, wa
         for s2 in s2_values:
             starts = _starting_points(history[-EXTRAPOLATE:], np.log(s2), solver)
             try:
-                x, fac, a, h, mu_test, var_test, log_ev, n_iter = _fit_point(
-                    solver, y_train, s2, starts, fac, work)
+                fit = _fit_point(solver, y_train, s2, starts, fac, work)
             except ConvergenceError as err:
                 raise ConvergenceError(f"{err} at width={width}") from None
             if warm_start:
-                history.append((np.log(s2), x * solver.weight_scale(s2), a))
+                history.append((np.log(s2), fit.x * solver.weight_scale(s2), fit.a))
+                fac = fit.factor
             else:
                 fac = None
-            train = activation_scores(a, h, y_train)
-            test = activation_scores(mu_test, var_test, y_test)
+            train = activation_scores(fit.a, fit.h, y_train)
+            test = activation_scores(fit.mu_test, fit.var_test, y_test)
             rows.append({
-                "s2": float(s2), "width": float(width), "log_evidence": log_ev,
+                "s2": float(s2), "width": float(width), "log_evidence": fit.log_evidence,
                 **{f"train_{key}": value for key, value in train.items()},
                 **{f"test_{key}": value for key, value in test.items()},
-                "n_iter": n_iter,
+                "n_iter": fit.n_iter,
             })
     return rows, work
 

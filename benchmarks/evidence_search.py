@@ -2,7 +2,7 @@
 
 The book chapter "The probit likelihood" maximises the Laplace log evidence of the probit RBF
 model over ``(alpha2, beta2, l)`` by L-BFGS-B with the exact gradient of
-:func:`lib.hyper.evidence.evidence_gradient` (E1-E9). The baseline, run in the same process on
+:func:`lib.hyper.evidence_gradient` (E1-E9). The baseline, run in the same process on
 the same data and from the same start, is the same L-BFGS-B on the same objective with
 central-difference gradients (step ``1e-4`` in log space, six further Laplace fits per
 gradient, each warm-started from the last mode): what the chapter did before the gradient was
@@ -25,7 +25,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 import lib
-from lib.hyper.evidence import maximise_evidence
+from lib.hyper import maximise_evidence
 from lib.features import rbf_features
 from lib.laplace import bias_prior_variances, fit_laplace
 from lib.models.probit import PROBIT

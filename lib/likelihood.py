@@ -174,7 +174,7 @@ class Likelihood:
         ``W_nn = -d^2 log p(y_n | a_n) / da_n^2`` per point, so ``hess L(w) = -Phi^T W Phi``;
     ``curvature_derivative(a, y)``
         ``dW_nn / da_n = -d^3 log p(y_n | a_n) / da_n^3`` per point, what the gradient of the
-        Laplace evidence in the hyper-parameters needs (:mod:`lib.hyper.evidence`, eq. E2).
+        Laplace evidence in the hyper-parameters needs (:mod:`lib.hyper.gradient`, eq. E2).
 
     No input checks (hot paths). :data:`LOGISTIC` is the book's model; the probit (erfc)
     likelihood of Barrett's note is :data:`lib.models.probit.PROBIT`.
@@ -198,7 +198,7 @@ def logistic_curvature(a) -> np.ndarray:
     """The curvature diagonal ``W_nn = sigma(a_n) (1 - sigma(a_n))`` of the logistic likelihood (no checks).
 
     Book eq. ``map-precision``. The one place this formula is written for lib's core
-    (:func:`hessian`, :data:`LOGISTIC`, :mod:`lib.laplace`, :mod:`lib.hyper.evidence`);
+    (:func:`hessian`, :data:`LOGISTIC`, :mod:`lib.laplace`, :mod:`lib.hyper.gradient`);
     :mod:`lib.fastgrid.engine` uses the equal form ``sigma(a) sigma(-a)``, which does not round to
     zero at large ``|a|``.
     """

@@ -1,9 +1,9 @@
-"""Tests of lib.hyper.evidence: the evidence gradient, the L-BFGS-B optimiser, MacKay's update."""
+"""Tests of lib.hyper (gradient, search, mackay): the evidence gradient, the L-BFGS-B optimiser, MacKay's update."""
 import numpy as np
 import pytest
 
 from lib.scores import effective_parameters
-from lib.hyper.evidence import central_difference_gradient, evidence_gradient, mackay_s2, maximise_evidence
+from lib.hyper import central_difference_gradient, evidence_gradient, mackay_s2, maximise_evidence
 from lib.features import rbf_features
 from lib.laplace import ConvergenceError, fit_laplace
 from lib.likelihood import LOGISTIC

@@ -164,7 +164,7 @@ def test_effective_parameters_eigenvalue_formula(small_problem, s2):
     nu = np.linalg.eigvalsh((Phi.T * W) @ Phi)
     gamma = effective_parameters(post)
     assert gamma == pytest.approx(np.sum(nu / (nu + 1 / s2)), rel=1e-9)
-    # = sum_n W_nn h_n, h_n = phi_n^T A^{-1} phi_n (book eq. eo-mackay; lib.hyper.evidence's form)
+    # = sum_n W_nn h_n, h_n = phi_n^T A^{-1} phi_n (book eq. eo-mackay; lib.hyper.gradient's form)
     h = np.einsum("nm,mk,nk->n", Phi, np.linalg.inv(post.chol @ post.chol.T), Phi)
     assert gamma == pytest.approx(W @ h, rel=1e-9)
     assert 0 < gamma < Phi.shape[1]

@@ -3,23 +3,23 @@
 * :mod:`lib.hyper.grid` -- the evidence grid: what a grid point is (:func:`grid_point`), the
   reference (:func:`reference_rows`) and :func:`evidence_grid`, which computes the reference's
   table with the fast engine of :mod:`lib.fastgrid` (or the reference itself);
-* :mod:`lib.hyper.evidence` -- the evidence gradient, its maximisation and MacKay's update.
+* :mod:`lib.hyper.gradient` -- the exact gradient of the Laplace log evidence;
+* :mod:`lib.hyper.search` -- its maximisation by L-BFGS-B (objective apart from optimiser);
+* :mod:`lib.hyper.mackay` -- MacKay's fixed-point update of ``s2``.
 
 The names below are the sub-package's interface (``from lib import hyper``,
 ``hyper.evidence_grid(...)``).
 """
-from lib.hyper.evidence import (
+from lib.hyper.gradient import EvidenceGradient, central_difference_gradient, evidence_gradient
+from lib.hyper.grid import COLUMNS, evidence_grid, grid_point, reference_rows
+from lib.hyper.mackay import MacKayResult, mackay_s2
+from lib.hyper.search import (
     DEFAULT_S2_BOUNDS,
     DEFAULT_STARTS,
     DEFAULT_WIDTH_BOUNDS,
-    EvidenceGradient,
     EvidenceOptimum,
-    MacKayResult,
-    central_difference_gradient,
-    evidence_gradient,
-    mackay_s2,
+    EvidenceRun,
     maximise_evidence,
 )
-from lib.hyper.grid import COLUMNS, evidence_grid, grid_point, reference_rows
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -24,7 +24,7 @@ Under a Gaussian ``a ~ N(mu, v)`` the predictive is exact (:func:`predictive_pro
     p(y = 1) = E[N(sqrt(2) a)] = N(mu / sqrt(1/2 + v)).
 
 The evidence search over the note's ``(alpha^2, beta^2)`` and the width ``l`` is
-:func:`lib.hyper.evidence.maximise_evidence` with ``likelihood=PROBIT`` and
+:func:`lib.hyper.maximise_evidence` with ``likelihood=PROBIT`` and
 ``bias_s2_bounds`` (``s2`` plays ``alpha^2``, ``bias_s2`` plays ``beta^2``); its analytic
 gradient needs the third derivative :func:`curvature_derivative`.
 """
@@ -133,7 +133,7 @@ def curvature_derivative(a, y) -> np.ndarray:
 
 
 #: The probit likelihood ``p(y = 1 | a) = (1/2) erfc(-a) = N(sqrt(2) a)`` for
-#: :func:`lib.laplace.fit_laplace` and :mod:`lib.hyper.evidence`.
+#: :func:`lib.laplace.fit_laplace` and :mod:`lib.hyper.gradient`.
 PROBIT = Likelihood("probit", log_likelihood_from_activations, gradient, curvature,
                     curvature_derivative)
 

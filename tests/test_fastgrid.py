@@ -1,11 +1,13 @@
 """Tests of lib.fastgrid.engine: it computes lib.hyper.grid's reference (to 1e-8) in every solver form,
 its speed features are in use (counted), and its linear-algebra pieces are right."""
+from dataclasses import FrozenInstanceError, replace
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import lib
-from lib.fastgrid import engine
+from lib.fastgrid import DEFAULT_SETTINGS, engine
 from lib.hyper.grid import COLUMNS, evidence_grid
 
 from conftest import make_blobs
@@ -86,29 +88,30 @@ def chains():
     return split(300, 100, 7), np.logspace(-2, 2, 30), (0.05, 0.2, 1.5)
 
 
-def run(chains, **constants):
+def run(chains, **changes):
     data, s2, widths = chains
+    settings = replace(DEFAULT_SETTINGS, **changes)
     work = engine.Work()
-    with engine.settings(**constants):
-        for width in widths:
-            work.add(engine.chain_rows(*data, s2, width, s2[-1])[1])
+    for width in widths:
+        work.add(engine.chain_rows(*data, s2, width, s2[-1], settings=settings)[1])
     return work
 
 
-def test_settings_are_restored():
-    with engine.settings(MAX_CHORD=0, EXTRAPOLATE=1):
-        assert (engine.MAX_CHORD, engine.EXTRAPOLATE) == (0, 1)
-    assert (engine.MAX_CHORD, engine.EXTRAPOLATE) == (40, 5)
-    with pytest.raises(ValueError, match="not constants"):
-        with engine.settings(max_chord=0):
-            pass
+def test_settings_are_frozen_and_checked_by_name():
+    settings = replace(DEFAULT_SETTINGS, max_chord=0, extrapolate=1)
+    assert (settings.max_chord, settings.extrapolate) == (0, 1)
+    assert (DEFAULT_SETTINGS.max_chord, DEFAULT_SETTINGS.extrapolate) == (40, 5)
+    with pytest.raises(FrozenInstanceError):
+        settings.max_chord = 3
+    with pytest.raises(TypeError):
+        replace(DEFAULT_SETTINGS, MAX_CHORD=0)
 
 
 def test_chord_steps_save_factorisations(chains):
     work = run(chains)
     assert work.points == 90 and work.setups == 3
     assert work.factorisations <= 1.1 * work.points     # about one factorisation a point ...
-    without = run(chains, MAX_CHORD=0)
+    without = run(chains, max_chord=0)
     assert without.chord_steps == 0
     assert without.factorisations >= 2 * work.points    # ... instead of more than two
 
@@ -117,7 +120,7 @@ def test_extrapolated_starts_are_chosen_and_save_chord_steps(chains):
     work = run(chains)
     # From the third point of each chain on, the quartic extrapolation is the best start ...
     assert work.extrapolated_starts == work.points - 2 * 3
-    without = run(chains, EXTRAPOLATE=1)                # the last solution only
+    without = run(chains, extrapolate=1)                # the last solution only
     assert without.extrapolated_starts == 0
     assert work.chord_steps <= 0.8 * without.chord_steps   # ... and a third of the steps fewer
     assert work.factorisations <= without.factorisations
@@ -141,7 +144,7 @@ def test_plan_covers_every_point_once_costliest_first():
         segments = sorted((t.start, t.stop) for t in tasks if t.width == width)
         assert segments[0][0] == 0 and segments[-1][1] == s2.size
         assert all(a[1] == b[0] for a, b in zip(segments, segments[1:]))      # contiguous
-        assert all(stop - start >= engine.MIN_SEGMENT for start, stop in segments)
+        assert all(stop - start >= DEFAULT_SETTINGS.min_segment for start, stop in segments)
     assert len(tasks) > WIDTHS.size                     # the costly chains were split
     unsplit = engine.plan_tasks(X_train, s2, WIDTHS, target_tasks=1)
     assert sorted((t.width, t.start, t.stop) for t in unsplit) == [(w, 0, 40) for w in WIDTHS]
@@ -170,18 +173,16 @@ def test_recursive_upper_inverse_matches_lapack():
         np.testing.assert_allclose(inverse @ U, np.eye(n), atol=1e-12)
 
 
-def test_banded_form_equals_dense_form_with_many_blocks(monkeypatch):
+def test_banded_form_equals_dense_form_with_many_blocks():
     data = split(90, 30, 2024)
     s2 = np.logspace(-2, 2, 6)
-    monkeypatch.setattr(engine, "MIN_BLOCK", 4)        # many small blocks: the recursions run
-    monkeypatch.setattr(engine, "BAND_FRACTION", 0.5)
-    solver = engine._make_solver(data[0], data[2], 0.08, s2[-1])
+    small = replace(DEFAULT_SETTINGS, min_block=4, band_fraction=0.5)   # many small blocks
+    solver = engine._make_solver(data[0], data[2], 0.08, s2[-1], small)
     assert isinstance(solver, engine._Banded) and len(solver.blocks) >= 4
-    banded = pd.DataFrame(engine.chain_rows(*data, s2, 0.08, s2[-1])[0])
-    engine.forget_solvers()
-    monkeypatch.setattr(engine, "BAND_FRACTION", -1.0)   # never banded
-    assert type(engine._make_solver(data[0], data[2], 0.08, s2[-1])) is engine._Dual
-    dense = pd.DataFrame(engine.chain_rows(*data, s2, 0.08, s2[-1])[0])
+    banded = pd.DataFrame(engine.chain_rows(*data, s2, 0.08, s2[-1], settings=small)[0])
+    never = replace(DEFAULT_SETTINGS, band_fraction=-1.0)             # never banded
+    assert type(engine._make_solver(data[0], data[2], 0.08, s2[-1], never)) is engine._Dual
+    dense = pd.DataFrame(engine.chain_rows(*data, s2, 0.08, s2[-1], settings=never)[0])
     diff = (banded[SCORES] - dense[SCORES]).abs().to_numpy().max()
     assert diff <= 1e-9
 
@@ -194,7 +195,7 @@ def test_band_plan_drops_only_negligible_entries():
     dropped = np.abs(KR - K0)
     assert np.all(dropped <= engine.band_drop_threshold(X_train.shape[0], 100.0))
     assert 0 < np.count_nonzero(dropped)                 # something was dropped ...
-    assert 100.0 / 4 * dropped.sum() <= engine.BAND_TOL  # ... within the bound of the docstring
+    assert 100.0 / 4 * dropped.sum() <= DEFAULT_SETTINGS.band_tol  # ... within the bound of the docstring
     positions = np.empty_like(perm)
     positions[perm] = np.arange(perm.size)
     rows, cols = np.nonzero(K0)
@@ -225,14 +226,14 @@ def test_block_inverse_diagonal_matches_dense_inverse():
                                atol=1e-12)
 
 
-def test_leading_eigenpairs_match_a_full_eigendecomposition(monkeypatch):
+def test_leading_eigenpairs_match_a_full_eigendecomposition():
     from scipy.linalg import eigh
 
     X_train = split(90, 30, 2024)[0]
     R = lib.rbf_features(X_train, X_train, 3.0)[:, :-1]
     nu, Q = engine._leading_eigenpairs(R, 100.0)       # pivoted Cholesky + SVD (low rank)
-    monkeypatch.setattr(engine, "PIVOTED_FRACTION", -1.0)
-    nu_full, Q_full = engine._leading_eigenpairs(R, 100.0)   # full eigendecomposition
+    nu_full, Q_full = engine._leading_eigenpairs(
+        R, 100.0, cfg=replace(DEFAULT_SETTINGS, pivoted_fraction=-1.0))   # full eigendecomposition
     assert 3 < nu.size == nu_full.size < R.shape[0] // 2
     np.testing.assert_allclose(nu, nu_full, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(Q @ np.diag(nu) @ Q.T, R, atol=1e-9)   # the dropped part is tiny
@@ -249,12 +250,11 @@ def test_inertia_counts_the_eigenvalues_above_the_cut(width):
 
 
 @pytest.mark.parametrize("banded", [True, False])
-def test_dual_variances_equal_a_direct_computation(monkeypatch, banded):
+def test_dual_variances_equal_a_direct_computation(banded):
     """Both dual forms, including the direct formula where ``1 - B^-1_nn`` is tiny (W ~ 1e-18)."""
     X_train, _, X_test, _ = split(90, 30, 2024)
-    if not banded:
-        monkeypatch.setattr(engine, "BAND_FRACTION", -1.0)
-    solver = engine._make_solver(X_train, X_test, 0.05, 100.0)
+    cfg = DEFAULT_SETTINGS if banded else replace(DEFAULT_SETTINGS, band_fraction=-1.0)
+    solver = engine._make_solver(X_train, X_test, 0.05, 100.0, cfg)
     assert isinstance(solver, engine._Banded) == banded
     a = np.random.default_rng(5).normal(scale=3.0, size=X_train.shape[0])
     a[:10] = 40.0                                      # W = s(a) s(-a) ~ 4e-18

@@ -21,7 +21,7 @@ checks it for each solver form below). The work is shared across the grid:
 
 * **warm starts along s2**: the start is the best of a polynomial extrapolation of the last
   solutions, the last solution and zero; **chord steps** (Newton steps with the previous
-  point's Cholesky factor, no factorisation) bring it within ``CHORD_TOL`` of the MAP before
+  point's Cholesky factor, no factorisation) bring it within ``chord_tol`` of the MAP before
   the one factorisation a point usually needs; Newton's step with that factor is the **final
   polish**, and the log determinant is moved to the MAP to first order (book eq.
   ``engine-logdet-update``);
@@ -37,7 +37,6 @@ can pin them.
 from __future__ import annotations
 
 import hashlib
-from contextlib import contextmanager
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -53,50 +52,8 @@ from lib._validate import as_matrix, positive_scalar
 from lib.features import rbf_from_squared_distances, squared_distances
 from lib.laplace import ConvergenceError, log_posterior_from_activations
 from lib.likelihood import sigmoid
+from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings
 from lib.scores import activation_scores
-
-#: An eigenvalue ``nu`` of the RBF block is dropped when ``s2_max * nu**2 <= RANK_TOL`` (its
-#: share of the log evidence is below ``RANK_TOL / 8``) ...
-RANK_TOL = 1e-12
-#: ... or when it is at the rounding level of the RBF block: ``nu <= NOISE_TOL * nu_max``.
-NOISE_TOL = 1e-13
-#: The dual (N x N) form is used when the reduced model keeps more than this fraction of N.
-DUAL_FRACTION = 0.7
-#: The leading eigenpairs of the RBF block come from a pivoted Cholesky factorisation and an
-#: SVD when its numerical rank is at most this fraction of N, else from a full eigendecomposition.
-PIVOTED_FRACTION = 0.5
-#: Chord steps with the previous point's factor run until ``max |da| <= CHORD_TOL`` (or stall),
-#: and Newton's method stops once its step is ``max |da| <= ACCEPT_STEP``: the point's factor
-#: is then built within about ACCEPT_STEP of the MAP. That step is taken (the final polish: it
-#: leaves an error of order ``ACCEPT_STEP^2``), the log determinant is moved to the MAP by eq.
-#: ``engine-logdet-update`` (error at most ``p ACCEPT_STEP^2 / 2``, ``p <= N``), and the
-#: variances are those of the factor's point (relative error about ACCEPT_STEP).
-CHORD_TOL = 1e-7
-ACCEPT_STEP = 1e-7
-#: Warm starts extrapolate the last this many solutions (a quartic; a poor extrapolation is
-#: never the start chosen, the start with the largest log posterior is).
-EXTRAPOLATE = 5
-#: Newton iterations allowed per grid point.
-MAX_ITER = 200
-#: Chord steps stop when a step is not this much smaller than the one before, or after
-#: MAX_CHORD steps.
-CHORD_CONTRACTION = 0.5
-MAX_CHORD = 40
-#: Below this value of ``1 - (B^{-1})_nn`` the dual uses the direct variance formula.
-_DIRECT_VARIANCE = 1e-6
-#: Banded dual: entries of ``R R^T`` at or below ``4 BAND_TOL / (s2_max N^2)`` are dropped,
-#: which moves the log evidence and every variance by at most ``BAND_TOL`` ...
-BAND_TOL = 1e-10
-#: ... and the block-tridiagonal form is used when the bandwidth left after reordering is at
-#: most this fraction of N (beyond it the dense dual is faster) ...
-BAND_FRACTION = 0.4
-#: ... with blocks of at least this many rows (fewer blocks, less interpreter overhead).
-MIN_BLOCK = 48
-#: Scheduling (:func:`plan_tasks`): chains are split so that no task is estimated to cost more
-#: than the grid's total over TARGET_TASKS ...
-TARGET_TASKS = 24
-#: ... into segments of at least this many s2 values (each segment starts cold).
-MIN_SEGMENT = 10
 
 
 @dataclass
@@ -205,7 +162,8 @@ class _Dual:
     3.2 (``v = L^{-1} W^1/2 k*``, ``V[f*] = k(x*, x*) - v.v``) for the test inputs.
     """
 
-    def __init__(self, K, K_test, sqnorm_test):
+    def __init__(self, K, K_test, sqnorm_test, cfg: Settings = DEFAULT_SETTINGS):
+        self.cfg = cfg
         self.K, self.K_test, self.sqnorm_test = K, K_test, sqnorm_test
         self.size = K.shape[0]
 
@@ -273,7 +231,7 @@ class _Dual:
         r = np.sqrt(fac.W)
         diag_inv, quadratic = self._inverse_parts(fac)
         one_minus = 1.0 - diag_inv                     # 1 - diag(B^{-1})
-        ok = one_minus > _DIRECT_VARIANCE
+        ok = one_minus > self.cfg.direct_variance
         h = np.empty(self.size)
         h[ok] = one_minus[ok] / fac.W[ok]
         bad = np.flatnonzero(~ok)
@@ -333,8 +291,9 @@ class _Banded(_Dual):
     the bias is the rank-one term ``c c^T``, ``c = s2^{1/2} W^{1/2} 1``.
     """
 
-    def __init__(self, K0, perm, block, K_test, sqnorm_test):
+    def __init__(self, K0, perm, block, K_test, sqnorm_test, cfg: Settings = DEFAULT_SETTINGS):
         N = K0.shape[0]
+        self.cfg = cfg
         self.K0 = csr_matrix(K0)
         self.K_test, self.sqnorm_test = K_test, sqnorm_test
         self.size, self.perm = N, perm
@@ -443,11 +402,11 @@ def _block_inverse_diagonal(Li, Ms) -> np.ndarray:
     return np.concatenate(diagonals[::-1])
 
 
-def band_drop_threshold(n_train: int, s2_max: float) -> float:
+def band_drop_threshold(n_train: int, s2_max: float, settings: Settings = DEFAULT_SETTINGS) -> float:
     """Entries of ``R R^T`` at or below this are dropped by the banded form (eq. ``engine-banded``).
 
-    ``4 BAND_TOL / (s2_max N^2)``: with ``W <= 1/4`` and ``B >= I`` the dropped entries move
-    ``log|B|`` and every entry of ``B^{-1}`` by at most ``BAND_TOL``.
+    ``4 band_tol / (s2_max N^2)``: with ``W <= 1/4`` and ``B >= I`` the dropped entries move
+    ``log|B|`` and every entry of ``B^{-1}`` by at most ``band_tol``.
 
     Parameters
     ----------
@@ -460,37 +419,37 @@ def band_drop_threshold(n_train: int, s2_max: float) -> float:
     -------
     float
     """
-    return 4.0 * BAND_TOL / (positive_scalar(s2_max, "s2_max") * n_train * n_train)
+    return 4.0 * settings.band_tol / (positive_scalar(s2_max, "s2_max") * n_train * n_train)
 
 
-def _band_plan(KR, s2_max):
+def _band_plan(KR, s2_max, cfg: Settings = DEFAULT_SETTINGS):
     """Reverse Cuthill-McKee order and block size of the banded dual, or None.
 
-    Entries of ``KR = R R^T`` at or below ``tau = 4 BAND_TOL / (s2_max N^2)`` are dropped: with
-    ``W <= 1/4`` they change ``B`` by at most ``BAND_TOL`` in the sum of absolute values, hence
-    ``log|B|`` and every entry of ``B^{-1}`` by at most about ``BAND_TOL`` (``B >= I``).
+    Entries of ``KR = R R^T`` at or below ``tau = 4 band_tol / (s2_max N^2)`` are dropped: with
+    ``W <= 1/4`` they change ``B`` by at most ``band_tol`` in the sum of absolute values, hence
+    ``log|B|`` and every entry of ``B^{-1}`` by at most about ``band_tol`` (``B >= I``).
 
     Returns
     -------
     (K0, perm, block) or None
         The kept Gram block, the permutation and the block size; None when the bandwidth
-        exceeds ``BAND_FRACTION N``.
+        exceeds ``band_fraction N``.
     """
     N = KR.shape[0]
-    keep = np.abs(KR) > band_drop_threshold(N, s2_max)
+    keep = np.abs(KR) > band_drop_threshold(N, s2_max, cfg)
     perm = reverse_cuthill_mckee(csr_matrix(keep), symmetric_mode=True)
     position = np.empty(N, dtype=np.intp)
     position[perm] = np.arange(N)
     rows, cols = np.nonzero(keep)
     bandwidth = int(np.max(np.abs(position[rows] - position[cols])))
-    if bandwidth > BAND_FRACTION * N:
+    if bandwidth > cfg.band_fraction * N:
         return None
-    return np.where(keep, KR, 0.0), perm, max(bandwidth, MIN_BLOCK)
+    return np.where(keep, KR, 0.0), perm, max(bandwidth, cfg.min_block)
 
 
-def _rank_cut(nu_max, s2_max):
+def _rank_cut(nu_max, s2_max, cfg: Settings = DEFAULT_SETTINGS):
     """Eigenvalues of the RBF block at or below this are dropped (eq. ``grid-reduced``)."""
-    return max(np.sqrt(RANK_TOL / s2_max), NOISE_TOL * nu_max)
+    return max(np.sqrt(cfg.rank_tol / s2_max), cfg.noise_tol * nu_max)
 
 
 def _gram(R):
@@ -510,21 +469,21 @@ def _count_above(R, cut) -> int:
     return int(np.sum(eigvalsh_tridiagonal(np.diag(D).copy(), np.diag(D, -1).copy()) > 0))
 
 
-def _pivoted_cholesky(R, s2_max):
+def _pivoted_cholesky(R, s2_max, cfg: Settings = DEFAULT_SETTINGS):
     """``P^T R P = L L^T`` stopped at rank ``m``, where the remainder (positive semi-definite)
     has trace below ``N tol``, far below the rank cut: ``(C, piv, m)``, ``O(N m^2)`` flops.
 
     No eigenvalue of ``R`` beyond the ``m``-th is above the cut (Weyl's inequality).
     """
     N = R.shape[0]
-    tol = max(1e-3 * _rank_cut(0.0, s2_max) / N, N * np.finfo(float).eps * float(np.max(np.diag(R))))
+    tol = max(1e-3 * _rank_cut(0.0, s2_max, cfg) / N, N * np.finfo(float).eps * float(np.max(np.diag(R))))
     C, piv, m, info = dpstrf(R, tol=tol, lower=1)
     if info < 0:
         raise np.linalg.LinAlgError(f"pivoted Cholesky factorisation failed (info={info})")
     return C, piv, m
 
 
-def _leading_eigenpairs(R, s2_max, pivoted=None):
+def _leading_eigenpairs(R, s2_max, pivoted=None, cfg: Settings = DEFAULT_SETTINGS):
     """Eigenvalues of the PSD matrix ``R`` above the rank cut, descending, and their vectors.
 
     When the numerical rank ``m`` of the pivoted Cholesky factorisation (given, or computed)
@@ -532,8 +491,8 @@ def _leading_eigenpairs(R, s2_max, pivoted=None):
     ``O(N m^2)``; otherwise a full eigendecomposition (``O(N^3)``).
     """
     N = R.shape[0]
-    C, piv, m = _pivoted_cholesky(R, s2_max) if pivoted is None else pivoted
-    if m <= PIVOTED_FRACTION * N:
+    C, piv, m = _pivoted_cholesky(R, s2_max, cfg) if pivoted is None else pivoted
+    if m <= cfg.pivoted_fraction * N:
         F = np.zeros((N, m))
         F[piv - 1] = np.tril(C[:, :m])                 # R = F F^T + remainder
         U, sigma, _ = svd(F, full_matrices=False, check_finite=False)
@@ -541,11 +500,11 @@ def _leading_eigenpairs(R, s2_max, pivoted=None):
     else:
         nu, Q = eigh(R, check_finite=False, driver="evd")
         nu, Q = nu[::-1], Q[:, ::-1]
-    k = int(np.sum(nu > _rank_cut(nu[0], s2_max)))
+    k = int(np.sum(nu > _rank_cut(nu[0], s2_max, cfg)))
     return nu[:k], Q[:, :k]
 
 
-def _make_solver(X_train, X_test, width, s2_max):
+def _make_solver(X_train, X_test, width, s2_max, cfg: Settings = DEFAULT_SETTINGS):
     """Decompose the design of one width; pick the banded, dual or primal (reduced) form."""
     R = rbf_from_squared_distances(squared_distances(X_train, X_train), width)   # N x N block
     R_test = rbf_from_squared_distances(squared_distances(X_test, X_train), width)
@@ -555,31 +514,31 @@ def _make_solver(X_train, X_test, width, s2_max):
     KR = None
     # A band of half-width b holds at most N (2b + 1) entries, and R R^T >= R entrywise
     # (R >= 0, R_nn = 1): a cheap test before forming R R^T.
-    if np.count_nonzero(R > band_drop_threshold(N, s2_max)) <= N * (2 * BAND_FRACTION * N + 1):
+    if np.count_nonzero(R > band_drop_threshold(N, s2_max, cfg)) <= N * (2 * cfg.band_fraction * N + 1):
         KR = _gram(R)                                  # K = KR + 1 1^T
-        plan = _band_plan(KR, s2_max)
+        plan = _band_plan(KR, s2_max, cfg)
         if plan is not None:
-            return _Banded(*plan, Phi_K_test, sqnorm_test)
-    # Dual when the reduced model would keep more than DUAL_FRACTION N directions. Cheapest
+            return _Banded(*plan, Phi_K_test, sqnorm_test, cfg)
+    # Dual when the reduced model would keep more than dual_fraction N directions. Cheapest
     # tests first: R - cut I positive definite (a Cholesky) means every eigenvalue is kept; a
     # pivoted Cholesky of rank m bounds the count from above; the inertia of R - cut I (an
     # LDL^T factorisation) gives it exactly, without an eigendecomposition.
-    cut = _rank_cut(0.0, s2_max)
+    cut = _rank_cut(0.0, s2_max, cfg)
     _, info = dpotrf(R - cut * np.eye(N), lower=1, overwrite_a=1)
-    pivoted = None if info == 0 else _pivoted_cholesky(R, s2_max)
-    if pivoted is None or (pivoted[2] + 1 > DUAL_FRACTION * N
-                           and _count_above(R, cut) + 1 > DUAL_FRACTION * N):
+    pivoted = None if info == 0 else _pivoted_cholesky(R, s2_max, cfg)
+    if pivoted is None or (pivoted[2] + 1 > cfg.dual_fraction * N
+                           and _count_above(R, cut) + 1 > cfg.dual_fraction * N):
         KR = _gram(R) if KR is None else KR
         KR += 1.0
-        return _Dual(KR, Phi_K_test, sqnorm_test)
-    nu_k, Q_k = _leading_eigenpairs(R, s2_max, pivoted)
+        return _Dual(KR, Phi_K_test, sqnorm_test, cfg)
+    nu_k, Q_k = _leading_eigenpairs(R, s2_max, pivoted, cfg)
     G = np.column_stack([Q_k * nu_k, np.ones(N)])     # Phi w = G z,  z = (Q_k^T w_rbf, w_bias)
     G_test = np.column_stack([R_test @ Q_k, np.ones(R_test.shape[0])])
     residual_test = np.maximum(sqnorm_test - np.einsum("nr,nr->n", G_test, G_test), 0.0)
     return _Primal(G, G_test, residual_test)
 
 
-def form_and_directions(X_train, width, s2_max) -> tuple[str, int]:
+def form_and_directions(X_train, width, s2_max, settings: Settings = DEFAULT_SETTINGS) -> tuple[str, int]:
     """The form the engine uses at this width, and how many weight directions it keeps.
 
     Parameters
@@ -589,7 +548,7 @@ def form_and_directions(X_train, width, s2_max) -> tuple[str, int]:
     width : float
         RBF width ``l``.
     s2_max : float
-        Largest prior variance of the grid (the rank cut is ``s2_max nu^2 <= RANK_TOL``).
+        Largest prior variance of the grid (the rank cut is ``s2_max nu^2 <= rank_tol``).
 
     Returns
     -------
@@ -602,10 +561,10 @@ def form_and_directions(X_train, width, s2_max) -> tuple[str, int]:
     """
     X_train = as_matrix(X_train, "X_train")
     width, s2_max = check_width(width, "width"), positive_scalar(s2_max, "s2_max")
-    solver = _make_solver(X_train, X_train[:1], width, s2_max)
+    solver = _make_solver(X_train, X_train[:1], width, s2_max, settings)
     R = rbf_from_squared_distances(squared_distances(X_train, X_train), width)
     form = {_Primal: "primal", _Dual: "dual", _Banded: "banded"}[type(solver)]
-    return form, _count_above(R, _rank_cut(0.0, s2_max)) + 1
+    return form, _count_above(R, _rank_cut(0.0, s2_max, settings)) + 1
 
 
 #: The solvers built in this process, by data, width and s2_max, least recently used first:
@@ -614,39 +573,19 @@ _SOLVERS: dict = {}
 _KEEP_SOLVERS = 2
 
 
-@contextmanager
-def settings(**constants):
-    """Change the engine's constants (e.g. ``MAX_CHORD=0``) inside a ``with`` block.
-
-    For experiments and tests: what each speed feature saves is measured by switching it off.
-    The store of decompositions is emptied on entry and exit (the constants choose the form).
-    """
-    unknown = [name for name in constants if not name.isupper() or name not in globals()]
-    if unknown:
-        raise ValueError(f"not constants of lib.fastgrid.engine: {unknown}")
-    saved = {name: globals()[name] for name in constants}
-    forget_solvers()
-    globals().update(constants)
-    try:
-        yield
-    finally:
-        globals().update(saved)
-        forget_solvers()
-
-
 def forget_solvers() -> None:
     """Empty this process's store of decompositions (the benchmark times tasks from cold)."""
     _SOLVERS.clear()
 
 
-def _solver(X_train, X_test, width, s2_max, work):
+def _solver(X_train, X_test, width, s2_max, work, cfg: Settings = DEFAULT_SETTINGS):
     """The decomposition of one width, from this process's store (the last two used) or new."""
     digest = hashlib.sha1(np.ascontiguousarray(X_train).tobytes()
                           + np.ascontiguousarray(X_test).tobytes()).hexdigest()
-    key = (digest, X_train.shape, X_test.shape, float(width), float(s2_max))
+    key = (digest, X_train.shape, X_test.shape, float(width), float(s2_max), cfg)
     solver = _SOLVERS.pop(key, None)
     if solver is None:
-        solver = _make_solver(X_train, X_test, width, s2_max)
+        solver = _make_solver(X_train, X_test, width, s2_max, cfg)
         work.setups += 1
     _SOLVERS[key] = solver                             # the most recently used last
     while len(_SOLVERS) > _KEEP_SOLVERS:
@@ -690,7 +629,7 @@ def _log_posterior(solver, x, a, y, s2):
     return log_posterior_from_activations(a, y, solver.sq_norm(x, a, s2), s2)
 
 
-def _chord(solver, fac, y, s2, x, a, psi, tol):
+def _chord(solver, fac, y, s2, x, a, psi, cfg: Settings = DEFAULT_SETTINGS):
     """Chord iterations: Newton-like steps with a factor built elsewhere (no factorisation).
 
     With the previous grid point's factor they converge linearly (the rate is the relative
@@ -703,14 +642,14 @@ def _chord(solver, fac, y, s2, x, a, psi, tol):
         The last accepted state and the number of steps taken.
     """
     previous, steps = np.inf, 0
-    for _ in range(MAX_CHORD):
+    for _ in range(cfg.max_chord):
         x_new, a_new = solver.step(fac, x, a, y, s2)
         change = float(np.max(np.abs(a_new - a)))
         psi_new = _log_posterior(solver, x_new, a_new, y, s2)
-        if change > CHORD_CONTRACTION * previous or psi_new < psi - 1e-12 * abs(psi):
+        if change > cfg.chord_contraction * previous or psi_new < psi - 1e-12 * abs(psi):
             break
         x, a, psi, previous, steps = x_new, a_new, psi_new, change, steps + 1
-        if change <= tol:
+        if change <= cfg.chord_tol:
             break
     return x, a, psi, steps
 
@@ -745,15 +684,15 @@ class PointFit:
     n_iter: int
 
 
-def _fit_point(solver, y, s2, starts, fac, work):
+def _fit_point(solver, y, s2, starts, fac, work, cfg: Settings = DEFAULT_SETTINGS):
     """MAP and Laplace quantities at one ``(s2, l)``, from the best of ``starts`` (a list of
     ``(state, activations)``, the extrapolation first when there is one) and with chord steps
     with the previous point's factor ``fac`` when given.
 
-    Chord steps with ``fac`` until ``max |da| <= CHORD_TOL``, then Newton's method with step
+    Chord steps with ``fac`` until ``max |da| <= chord_tol``, then Newton's method with step
     halving (as :func:`lib.laplace.fit_laplace`), each full step followed by chord steps with
     its factor (they save factorisations far from the MAP, after a cold start), until the
-    largest change of an activation is at most ``ACCEPT_STEP``; that last step is taken (the
+    largest change of an activation is at most ``accept_step``; that last step is taken (the
     polish) and the log determinant moved from the factor's point to the MAP to first order
     (eq. ``engine-logdet-update``).
 
@@ -767,13 +706,13 @@ def _fit_point(solver, y, s2, starts, fac, work):
     if chosen == 0 and len(starts) == 3:
         work.extrapolated_starts += 1
     if fac is not None:
-        x, a, psi, steps = _chord(solver, fac, y, s2, x, a, psi, CHORD_TOL)
+        x, a, psi, steps = _chord(solver, fac, y, s2, x, a, psi, cfg)
         work.chord_steps += steps
-    for it in range(1, MAX_ITER + 1):
+    for it in range(1, cfg.max_iter + 1):
         fac = solver.factor(a, s2)
         work.factorisations += 1
         x_new, a_new = solver.step(fac, x, a, y, s2)
-        if np.max(np.abs(a_new - a)) <= ACCEPT_STEP:   # converged: the step is the polish
+        if np.max(np.abs(a_new - a)) <= cfg.accept_step:   # converged: the step is the polish
             x, a = x_new, a_new
             psi = _log_posterior(solver, x, a, y, s2)
             h, var_test = solver.variances(fac, s2)
@@ -791,19 +730,20 @@ def _fit_point(solver, y, s2, starts, fac, work):
             t *= 0.5
         x, a, psi = x_t, a_t, psi_t
         if t == 1.0:                                   # a full step: the factor may carry on
-            x, a, psi, steps = _chord(solver, fac, y, s2, x, a, psi, CHORD_TOL)
+            x, a, psi, steps = _chord(solver, fac, y, s2, x, a, psi, cfg)
             work.chord_steps += steps
-    raise ConvergenceError(f"Newton's method did not converge in {MAX_ITER} iterations (s2={s2})")
+    raise ConvergenceError(f"Newton's method did not converge in {cfg.max_iter} iterations (s2={s2})")
 
 
-def chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, *, warm_start=True):
+def chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, *, warm_start=True,
+               settings: Settings = DEFAULT_SETTINGS):
     """The grid points of one chain: ``s2_values`` (ascending) at one width.
 
     The first point starts from zero; each next one from the best of the extrapolated
     previous solutions, the last one and zero, with chord steps with the last factor
     (``warm_start=False``: every point from zero, no chord steps). ``s2_max`` is the grid's
     largest prior variance (it sets the rank cut and the banded form's threshold, so the
-    segments of one width share a decomposition).
+    segments of one width share a decomposition). ``settings``: the engine's constants.
 
     Arrays must be checked (:func:`lib.hyper.grid.evidence_grid` does it).
 
@@ -815,12 +755,12 @@ def chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, *, wa
     """
     work = Work()
     with threadpool_limits(limits=1):                  # same arithmetic on any backend
-        solver = _solver(X_train, X_test, width, s2_max, work)
+        solver = _solver(X_train, X_test, width, s2_max, work, settings)
         rows, history, fac = [], [], None
         for s2 in s2_values:
-            starts = _starting_points(history[-EXTRAPOLATE:], np.log(s2), solver)
+            starts = _starting_points(history[-settings.extrapolate:], np.log(s2), solver)
             try:
-                fit = _fit_point(solver, y_train, s2, starts, fac, work)
+                fit = _fit_point(solver, y_train, s2, starts, fac, work, settings)
             except ConvergenceError as err:
                 raise ConvergenceError(f"{err} at width={width}") from None
             if warm_start:
@@ -868,7 +808,7 @@ _COST_BLOCK = 4e-4
 _SETUP_POINTS, _SETUP_FIXED, _COLD_POINTS = 3.0, 0.015, 6.0
 
 
-def estimate_costs(X_train, widths, s2_max) -> np.ndarray:
+def estimate_costs(X_train, widths, s2_max, settings: Settings = DEFAULT_SETTINGS) -> np.ndarray:
     """Estimated seconds per grid point at each width (for scheduling only).
 
     A point costs about one factorisation and its products, ``N m^2`` flops, plus a fixed
@@ -888,17 +828,17 @@ def estimate_costs(X_train, widths, s2_max) -> np.ndarray:
     N = X_train.shape[0]
     rows = X_train[:: max(1, N // 200)]
     d2 = squared_distances(rows, X_train)
-    threshold = band_drop_threshold(N, s2_max)
+    threshold = band_drop_threshold(N, s2_max, settings)
     costs = []
     for width in widths:
         R = rbf_from_squared_distances(d2, width)
         k = float(np.mean(np.sum(R > threshold, axis=1)))
         p = N / float(np.mean(np.sum(R * R, axis=1)))
-        band = max(np.sqrt(N * k), MIN_BLOCK)
+        band = max(np.sqrt(N * k), settings.min_block)
         rank = min(30.0 * p**0.76, N)
-        if band <= BAND_FRACTION * N:
+        if band <= settings.band_fraction * N:
             cost = _COST_BANDED * N * band**2 + _COST_BLOCK * N / band
-        elif rank + 1 > DUAL_FRACTION * N:
+        elif rank + 1 > settings.dual_fraction * N:
             cost = _COST_DUAL * float(N) ** 3
         else:
             cost = _COST_PRIMAL * N * rank**2
@@ -911,7 +851,8 @@ def _task_cost(per_point, start, stop):
     return per_point * (stop - start + _SETUP_POINTS + cold) + _SETUP_FIXED
 
 
-def plan_tasks(X_train, s2_sorted, widths, *, target_tasks=None, min_segment=None):
+def plan_tasks(X_train, s2_sorted, widths, *, target_tasks=None, min_segment=None,
+               settings: Settings = DEFAULT_SETTINGS):
     """The tasks of a grid, costliest first.
 
     Each width's chain is split into the fewest segments of consecutive ``s2`` values (as
@@ -932,17 +873,17 @@ def plan_tasks(X_train, s2_sorted, widths, *, target_tasks=None, min_segment=Non
         Prior variances, ascending.
     widths : ndarray, shape (P,)
     target_tasks : int, optional
-        Default :data:`TARGET_TASKS`.
+        Default ``settings.target_tasks``.
     min_segment : int, optional
-        Default :data:`MIN_SEGMENT`.
+        Default ``settings.min_segment``.
 
     Returns
     -------
     list of Task
     """
-    target_tasks = TARGET_TASKS if target_tasks is None else target_tasks
-    min_segment = MIN_SEGMENT if min_segment is None else min_segment
-    per_point = estimate_costs(X_train, widths, s2_sorted[-1])
+    target_tasks = settings.target_tasks if target_tasks is None else target_tasks
+    min_segment = settings.min_segment if min_segment is None else min_segment
+    per_point = estimate_costs(X_train, widths, s2_sorted[-1], settings)
     S = len(s2_sorted)
     limit = sum(_task_cost(p, 0, S) for p in per_point) / target_tasks
     tasks = []
@@ -956,7 +897,8 @@ def plan_tasks(X_train, s2_sorted, widths, *, target_tasks=None, min_segment=Non
     return sorted(tasks, key=lambda task: (-task.cost, task.width, task.start))
 
 
-def run_task(X_train, y_train, X_test, y_test, s2_sorted, task, warm_start=True):
+def run_task(X_train, y_train, X_test, y_test, s2_sorted, task, warm_start=True,
+             settings: Settings = DEFAULT_SETTINGS):
     """Rows and :class:`Work` of one task (:func:`chain_rows` on its segment)."""
     return chain_rows(X_train, y_train, X_test, y_test, s2_sorted[task.start:task.stop],
-                      task.width, s2_sorted[-1], warm_start=warm_start)
+                      task.width, s2_sorted[-1], warm_start=warm_start, settings=settings)

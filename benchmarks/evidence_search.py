@@ -25,7 +25,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 import lib
-from lib.hyper import maximise_evidence
+from lib.hyper import maximise_evidence_bias
 from lib.features import rbf_features
 from lib.laplace import bias_prior_variances, fit_laplace
 from lib.models.probit import PROBIT
@@ -64,8 +64,8 @@ def main() -> None:
     X_train, y_train, _, _ = lib.report_split(X, y)
 
     t0 = time.perf_counter()
-    exact = maximise_evidence(X_train, y_train, starts=[START], s2_bounds=BOX,
-                              width_bounds=WIDTH_BOX, bias_s2_bounds=BOX, likelihood=PROBIT)
+    exact = maximise_evidence_bias(X_train, y_train, starts=[START], s2_bounds=BOX,
+                                   width_bounds=WIDTH_BOX, bias_s2_bounds=BOX, likelihood=PROBIT)
     t1 = time.perf_counter()
     (fd_log_z, fd_hyper), fd_fits = finite_difference_search(X_train, y_train, START)
     t2 = time.perf_counter()

@@ -3,7 +3,10 @@ import numpy as np
 import pytest
 
 from lib.scores import effective_parameters
-from lib.hyper import central_difference_gradient, evidence_gradient, mackay_s2, maximise_evidence
+from lib.hyper import (
+    central_difference_gradient, evidence_gradient, mackay_s2, maximise_evidence,
+    maximise_evidence_bias, maximise_evidence_s2,
+)
 from lib.features import rbf_features
 from lib.laplace import ConvergenceError, fit_laplace
 from lib.likelihood import LOGISTIC
@@ -77,7 +80,7 @@ def test_mackay_fixed_point_is_stationary_up_to_the_implicit_term(data):
     assert mk.gradient[0] == pytest.approx(fd[0], rel=1e-5)
     assert abs(mk.gradient[0]) > 1e-3
     # The gradient optimiser at the same width is a true stationary point, and at least as good.
-    opt = maximise_evidence(X, y, fixed_width=0.5, starts=[mk.s2])
+    opt = maximise_evidence_s2(X, y, 0.5, starts=[mk.s2])
     assert abs(opt.gradient[0]) < 1e-4
     assert opt.width == 0.5
     assert opt.log_evidence >= mk.log_evidence - 1e-9
@@ -155,8 +158,8 @@ def test_optimiser_with_bias_prior_and_probit(data):
     X, y = data
     box = (1e-3, 1e3)
     shared = maximise_evidence(X, y, starts=[(1.0, 0.5)], s2_bounds=box, likelihood=PROBIT)
-    opt = maximise_evidence(X, y, starts=[(shared.s2, shared.width, shared.s2)], s2_bounds=box,
-                            bias_s2_bounds=box, likelihood=PROBIT)
+    opt = maximise_evidence_bias(X, y, starts=[(shared.s2, shared.width, shared.s2)], s2_bounds=box,
+                                 bias_s2_bounds=box, likelihood=PROBIT)
     assert opt.bias_s2 is not None and opt.runs[0].path.shape[1] == 3
     assert opt.log_evidence >= shared.log_evidence - 1e-9
     theta = np.log([opt.s2, opt.width, opt.bias_s2])
@@ -168,6 +171,14 @@ def test_optimiser_with_bias_prior_and_probit(data):
 
 def _maximise(**kwargs):
     return lambda X, y: maximise_evidence(X, y, **kwargs)
+
+
+def _maximise_s2(width=0.5, **kwargs):
+    return lambda X, y: maximise_evidence_s2(X, y, width, **kwargs)
+
+
+def _maximise_bias(bias_s2_bounds=(0.1, 1.0), **kwargs):
+    return lambda X, y: maximise_evidence_bias(X, y, bias_s2_bounds=bias_s2_bounds, **kwargs)
 
 
 BAD_INPUT = [
@@ -183,22 +194,22 @@ BAD_INPUT = [
     pytest.param(_maximise(starts=[]), ValueError, "starts", id="starts-empty"),
     pytest.param(_maximise(starts=[(1.0, 20.0)]), ValueError, "width_bounds", id="starts-width"),
     pytest.param(_maximise(starts=[(1e3, 1.0)]), ValueError, "s2_bounds", id="starts-s2"),
-    pytest.param(_maximise(starts=[1.0]), TypeError, r"starts\[0\]", id="starts-scalar"),
-    pytest.param(_maximise(fixed_width=-1.0), ValueError, "fixed_width", id="fixed_width"),
-    pytest.param(_maximise(fixed_width=0.5, starts=[(1.0, 0.5)]), TypeError, "fixed_width is given",
-                 id="starts-pair-with-fixed_width"),
-    pytest.param(_maximise(fixed_width=0.5, starts=[1e3]), ValueError, "s2_bounds", id="starts-fixed_width"),
+    pytest.param(_maximise(starts=[1.0]), TypeError, r"starts\[0\] must be a 2-tuple", id="starts-scalar"),
+    pytest.param(_maximise_s2(width=-1.0), ValueError, "width", id="fixed-width"),
+    pytest.param(_maximise_s2(starts=[(1.0, 0.5)]), TypeError, r"starts\[0\] must be a starting s2",
+                 id="starts-pair-with-fixed-width"),
+    pytest.param(_maximise_s2(starts=[1e3]), ValueError, "s2_bounds", id="starts-fixed-width"),
+    pytest.param(_maximise_s2(starts=[]), ValueError, "starts", id="starts-empty-fixed-width"),
     pytest.param(_maximise(max_iter=0), ValueError, "max_iter", id="max_iter"),
     pytest.param(_gradient(bias_s2=0.0), ValueError, "bias_s2", id="bias_s2"),
     pytest.param(_gradient(likelihood="probit"), TypeError, "likelihood", id="likelihood"),
     pytest.param(_maximise(likelihood=None), TypeError, "likelihood", id="likelihood-maximise"),
-    pytest.param(_maximise(bias_s2_bounds=(1.0, 0.1)), ValueError, "bias_s2_bounds", id="bias_s2_bounds"),
-    pytest.param(_maximise(bias_s2_bounds=(0.1, 1.0), fixed_width=0.5), ValueError, "fixed_width",
-                 id="bias-with-fixed_width"),
-    pytest.param(_maximise(bias_s2_bounds=(0.1, 1.0), starts=[(1.0, 0.5)]), TypeError,
-                 r"starts\[0\] must be a triple", id="starts-pair-with-bias"),
-    pytest.param(_maximise(bias_s2_bounds=(0.1, 1.0), starts=[(1.0, 0.5, 5.0)]), ValueError,
+    pytest.param(_maximise_bias(bias_s2_bounds=(1.0, 0.1)), ValueError, "bias_s2_bounds", id="bias_s2_bounds"),
+    pytest.param(_maximise_bias(starts=[(1.0, 0.5)]), TypeError,
+                 r"starts\[0\] must be a 3-tuple \(s2, width, bias_s2\)", id="starts-pair-with-bias"),
+    pytest.param(_maximise_bias(starts=[(1.0, 0.5, 5.0)]), ValueError,
                  "bias_s2_bounds", id="starts-bias-outside"),
+    pytest.param(_maximise_bias(likelihood="probit"), TypeError, "likelihood", id="likelihood-bias"),
     pytest.param(_maximise(gtol=0.0), ValueError, "gtol", id="gtol"),
     pytest.param(lambda X, y: central_difference_gradient(X, y, 1.0, 1.0, step=-1e-4), ValueError, "step",
                  id="step"),

@@ -20,6 +20,8 @@ from lib.hyper.search import (
     EvidenceOptimum,
     EvidenceRun,
     maximise_evidence,
+    maximise_evidence_bias,
+    maximise_evidence_s2,
 )
 
 __all__ = [name for name in dir() if not name.startswith("_")]

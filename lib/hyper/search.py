@@ -11,7 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from lib._validate import positive_int, positive_pair, positive_scalar
+from lib._validate import positive_int, positive_scalar
+from lib._validate import width as check_width
 from lib._validate import bounds as check_bounds
 from lib.features import squared_distances
 from lib.hyper.gradient import EvidenceGradient, _evidence_gradient, _training_data
@@ -111,78 +112,45 @@ def _in_box(value, box, name, i):
         raise ValueError(f"starts[{i}] has {name} = {value} outside {name}_bounds {box}")
 
 
-def _starts(starts, s2_bounds, width_bounds, fixed_width, bias_s2_bounds=None):
-    if starts is None:
-        if fixed_width is not None:
-            starts = DEFAULT_S2_STARTS
-        elif bias_s2_bounds is not None:
-            starts = tuple((s2, l, s2) for s2, l in DEFAULT_STARTS)
-        else:
-            starts = DEFAULT_STARTS
-    if fixed_width is not None:
-        if isinstance(starts, numbers.Real):
-            starts = [starts]
-        out = []
-        for i, s in enumerate(starts):
-            if not isinstance(s, numbers.Real):
-                raise TypeError(
-                    f"starts[{i}] must be a starting s2 (a positive number) when fixed_width is given, "
-                    f"got {s!r}"
-                )
-            s = positive_scalar(s, f"starts[{i}]")
-            if not s2_bounds[0] <= s <= s2_bounds[1]:
-                raise ValueError(f"starts[{i}] = {s} lies outside s2_bounds {s2_bounds}")
-            out.append((s, fixed_width))
-    elif bias_s2_bounds is not None:
-        out = []
-        for i, triple in enumerate(starts):
-            try:
-                s2, l, b2 = triple
-            except (TypeError, ValueError):
-                raise TypeError(
-                    f"starts[{i}] must be a triple (s2, width, bias_s2) of positive numbers when "
-                    f"bias_s2_bounds is given, got {triple!r}"
-                ) from None
-            s2 = positive_scalar(s2, f"starts[{i}][0] (s2)")
-            l = positive_scalar(l, f"starts[{i}][1] (width)")
-            b2 = positive_scalar(b2, f"starts[{i}][2] (bias_s2)")
-            _in_box(s2, s2_bounds, "s2", i)
-            _in_box(l, width_bounds, "width", i)
-            _in_box(b2, bias_s2_bounds, "bias_s2", i)
-            out.append((s2, l, b2))
-    else:
-        out = []
-        for i, pair in enumerate(starts):
-            s2, l = positive_pair(pair, f"starts[{i}]", "(s2, width)", ("[0] (s2)", "[1] (width)"))
-            _in_box(s2, s2_bounds, "s2", i)
-            _in_box(l, width_bounds, "width", i)
-            out.append((s2, l))
+def _points(starts, boxes, names):
+    """Starting points, each a tuple of positive numbers (one per box, inside it), checked."""
+    out = []
+    for i, point in enumerate(starts):
+        try:
+            values = tuple(point)
+        except TypeError:
+            values = ()
+        if len(values) != len(names):
+            raise TypeError(f"starts[{i}] must be a {len(names)}-tuple ({', '.join(names)}) of "
+                            f"positive numbers, got {point!r}")
+        values = tuple(positive_scalar(v, f"starts[{i}][{k}] ({n})")
+                       for k, (v, n) in enumerate(zip(values, names)))
+        for v, box, n in zip(values, boxes, names):
+            _in_box(v, box, n, i)
+        out.append(values)
     if not out:
         raise ValueError("starts must hold at least one starting point")
     return tuple(out)
 
 
-def maximise_evidence(
-    X_train,
-    y_train,
-    *,
-    starts=None,
-    s2_bounds=DEFAULT_S2_BOUNDS,
-    width_bounds=DEFAULT_WIDTH_BOUNDS,
-    fixed_width: float | None = None,
-    likelihood: Likelihood = LOGISTIC,
-    bias_s2_bounds=None,
-    max_iter: int = 200,
-    gtol: float = 1e-6,
-) -> EvidenceOptimum:
-    """Maximise the Laplace log evidence over ``theta = (log s2, log l[, log bias_s2])`` by L-BFGS-B.
+def _check_common(X_train, y_train, likelihood, max_iter, gtol, **boxes):
+    X_train, y_train = _training_data(X_train, y_train)
+    boxes = {name: check_bounds(box, name) for name, box in boxes.items()}
+    return (X_train, y_train, as_likelihood(likelihood), positive_int(max_iter, "max_iter"),
+            positive_scalar(gtol, "gtol"), boxes)
 
-    Minimises ``-log Z(theta)`` with its exact gradient (:func:`evidence_gradient`) by
-    ``scipy.optimize.minimize(method="L-BFGS-B")`` in log space within the box
-    ``log s2_bounds x log width_bounds [x log bias_s2_bounds]``, once from each start, and
-    keeps the best. Newton's method for ``w_MAP`` is warm-started from the previous
-    evaluation's mode or from its first-order prediction ``w + (dw/dtheta) dtheta`` (E3),
-    whichever has the higher log posterior ``Psi`` at the new point.
+
+def maximise_evidence(X_train, y_train, *, starts=None, s2_bounds=DEFAULT_S2_BOUNDS,
+                      width_bounds=DEFAULT_WIDTH_BOUNDS, likelihood: Likelihood = LOGISTIC,
+                      max_iter: int = 200, gtol: float = 1e-6) -> EvidenceOptimum:
+    """Maximise the Laplace log evidence over ``theta = (log s2, log l)`` by L-BFGS-B.
+
+    Minimises ``-log Z(theta)`` with its exact gradient (:func:`lib.hyper.evidence_gradient`)
+    in log space within the box ``log s2_bounds x log width_bounds``, once from each start,
+    and keeps the best. Newton's method for ``w_MAP`` is warm-started from the previous
+    evaluation's mode or its first-order prediction ``w + (dw/dtheta) dtheta`` (E3),
+    whichever has the higher log posterior. :func:`maximise_evidence_s2` holds the width
+    fixed; :func:`maximise_evidence_bias` adds a separate bias prior variance.
 
     Parameters
     ----------
@@ -190,20 +158,12 @@ def maximise_evidence(
         Training inputs (also the RBF centres).
     y_train : array_like, shape (N,)
         Training labels 0/1.
-    starts : sequence of (s2, width) pairs, of (s2, width, bias_s2) triples when
-        ``bias_s2_bounds`` is given, or of s2 values when ``fixed_width`` is given
-        Starting points, inside the bounds. Default: :data:`DEFAULT_STARTS` (with
-        ``bias_s2 = s2``), or :data:`DEFAULT_S2_STARTS` with a fixed width.
+    starts : sequence of (s2, width) pairs, optional
+        Starting points inside the box; default :data:`DEFAULT_STARTS`.
     s2_bounds, width_bounds : (float, float)
         Search box ``low < high``, both positive.
-    fixed_width : float, optional
-        If given, ``l`` is held at this value and only ``log s2`` is optimised.
     likelihood : lib.likelihood.Likelihood
         :data:`lib.likelihood.LOGISTIC` (default) or another, e.g. :data:`lib.models.probit.PROBIT`.
-    bias_s2_bounds : (float, float), optional
-        If given, the bias has its own prior variance ``bias_s2``, optimised within these
-        bounds (book chapter "The probit likelihood": ``s2`` is then the note's ``alpha^2``,
-        ``bias_s2`` its ``beta^2``). Not combined with ``fixed_width``.
     max_iter : int
         Maximum L-BFGS-B iterations per start.
     gtol : float
@@ -218,28 +178,61 @@ def maximise_evidence(
     lib.laplace.ConvergenceError
         If Newton's method fails at some evaluated point.
     """
-    X_train, y_train = _training_data(X_train, y_train)
-    s2_bounds = check_bounds(s2_bounds, "s2_bounds")
-    width_bounds = check_bounds(width_bounds, "width_bounds")
-    if fixed_width is not None:
-        fixed_width = positive_scalar(fixed_width, "fixed_width")
-    likelihood = as_likelihood(likelihood)
-    separate_bias = bias_s2_bounds is not None
-    if separate_bias:
-        bias_s2_bounds = check_bounds(bias_s2_bounds, "bias_s2_bounds")
-        if fixed_width is not None:
-            raise ValueError("fixed_width and bias_s2_bounds cannot be combined; give one of them")
-    starts = _starts(starts, s2_bounds, width_bounds, fixed_width, bias_s2_bounds)
-    max_iter = positive_int(max_iter, "max_iter")
-    gtol = positive_scalar(gtol, "gtol")
+    X_train, y_train, likelihood, max_iter, gtol, box = _check_common(
+        X_train, y_train, likelihood, max_iter, gtol, s2_bounds=s2_bounds, width_bounds=width_bounds)
+    boxes = (box["s2_bounds"], box["width_bounds"])
+    starts = _points(DEFAULT_STARTS if starts is None else starts, boxes, ("s2", "width"))
+    return _search(X_train, y_train, likelihood, starts, boxes, None, max_iter, gtol)
 
-    n_free = 1 if fixed_width is not None else (3 if separate_bias else 2)
-    bounds = [tuple(np.log(s2_bounds)), tuple(np.log(width_bounds))]
-    if separate_bias:
-        bounds.append(tuple(np.log(bias_s2_bounds)))
+
+def maximise_evidence_s2(X_train, y_train, width, *, starts=None, s2_bounds=DEFAULT_S2_BOUNDS,
+                         likelihood: Likelihood = LOGISTIC, max_iter: int = 200,
+                         gtol: float = 1e-6) -> EvidenceOptimum:
+    """Maximise the Laplace log evidence over ``log s2`` at a fixed RBF ``width``.
+
+    As :func:`maximise_evidence`, with ``starts`` a sequence of ``s2`` values (default
+    :data:`DEFAULT_S2_STARTS`) inside ``s2_bounds``.
+    """
+    X_train, y_train, likelihood, max_iter, gtol, box = _check_common(
+        X_train, y_train, likelihood, max_iter, gtol, s2_bounds=s2_bounds)
+    width = check_width(width, "width")
+    starts = DEFAULT_S2_STARTS if starts is None else starts
+    if isinstance(starts, numbers.Real):
+        starts = [starts]
+    for i, s in enumerate(starts):
+        if not isinstance(s, numbers.Real):
+            raise TypeError(f"starts[{i}] must be a starting s2 (a positive number), got {s!r}")
+    points = _points([(s,) for s in starts], (box["s2_bounds"],), ("s2",))
+    starts = tuple((s2, width) for (s2,) in points)
+    return _search(X_train, y_train, likelihood, starts, (box["s2_bounds"],), width, max_iter, gtol)
+
+
+def maximise_evidence_bias(X_train, y_train, *, bias_s2_bounds, starts=None,
+                           s2_bounds=DEFAULT_S2_BOUNDS, width_bounds=DEFAULT_WIDTH_BOUNDS,
+                           likelihood: Likelihood = LOGISTIC, max_iter: int = 200,
+                           gtol: float = 1e-6) -> EvidenceOptimum:
+    """Maximise the Laplace log evidence over ``(log s2, log l, log bias_s2)``: the bias has its
+    own prior variance ``bias_s2`` within ``bias_s2_bounds`` (book chapter "The probit
+    likelihood": ``s2`` is the note's ``alpha^2``, ``bias_s2`` its ``beta^2``).
+
+    As :func:`maximise_evidence`, with ``starts`` a sequence of ``(s2, width, bias_s2)``
+    triples (default: :data:`DEFAULT_STARTS` with ``bias_s2 = s2``).
+    """
+    X_train, y_train, likelihood, max_iter, gtol, box = _check_common(
+        X_train, y_train, likelihood, max_iter, gtol, s2_bounds=s2_bounds,
+        width_bounds=width_bounds, bias_s2_bounds=bias_s2_bounds)
+    boxes = (box["s2_bounds"], box["width_bounds"], box["bias_s2_bounds"])
+    default = tuple((s2, l, s2) for s2, l in DEFAULT_STARTS)
+    starts = _points(default if starts is None else starts, boxes, ("s2", "width", "bias_s2"))
+    return _search(X_train, y_train, likelihood, starts, boxes, None, max_iter, gtol)
+
+
+def _search(X_train, y_train, likelihood, starts, boxes, fixed_width, max_iter, gtol):
+    """L-BFGS-B from each start over the free log hyper-parameters (one per box)."""
+    bounds = [tuple(np.log(box)) for box in boxes]
     objective = _EvidenceObjective(squared_distances(X_train, X_train), y_train, likelihood,
-                                   n_free, fixed_width)
-    return _lbfgs_from_starts(objective, starts, bounds[:n_free], max_iter=max_iter, gtol=gtol)
+                                   len(boxes), fixed_width)
+    return _lbfgs_from_starts(objective, starts, bounds, max_iter=max_iter, gtol=gtol)
 
 
 class _EvidenceObjective:

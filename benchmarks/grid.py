@@ -24,7 +24,7 @@ points: on a shared machine a multi-threaded BLAS makes it erratic (ten times sl
 cores are busy), which would flatter the ratio.
 
 ``--simulate-workers K [K ...]`` prints instead how the grid's tasks
-(:func:`lib.fastgrid.engine.plan_tasks`) would share K workers: it measures, one after the other in
+(:func:`lib.fastgrid.plan_tasks`) would share K workers: it measures, one after the other in
 this process, the CPU time of each task (with its width's decomposition already built) and of
 each width's decomposition, then replays the schedule on K workers: each task goes, in the
 schedule's order, to the worker that is free first, and pays for its width's decomposition
@@ -49,7 +49,8 @@ from sklearn.linear_model import LogisticRegression
 from threadpoolctl import threadpool_limits
 
 import lib
-from lib.fastgrid import engine as grid_engine
+from lib import fastgrid
+from lib.fastgrid import decompose
 from lib.hyper.grid import evidence_grid
 
 S2_VALUES = np.logspace(-2, 2, 50)
@@ -113,12 +114,12 @@ def measure_tasks(data, tasks):
     with threadpool_limits(limits=1):
         for task in tasks:
             if task.width not in setup:
-                grid_engine.forget_solvers()
+                fastgrid.forget_solvers()
                 start = time.process_time()
-                grid_engine._solver(X_train, X_test, task.width, S2_VALUES[-1], grid_engine.Work())
+                decompose._solver(X_train, X_test, task.width, S2_VALUES[-1], fastgrid.Work())
                 setup[task.width] = time.process_time() - start
             start = time.process_time()
-            grid_engine.run_task(X_train, y_train, X_test, y_test, S2_VALUES, task)
+            fastgrid.run_task(X_train, y_train, X_test, y_test, S2_VALUES, task)
             run.append(time.process_time() - start)
     return run, setup
 
@@ -141,9 +142,9 @@ def simulate(workers) -> dict:
     X, y = lib.load_lab_data()
     data = lib.report_split(X, y)
     schedules = {
-        "old": sorted(grid_engine.plan_tasks(data[0], S2_VALUES, WIDTHS, target_tasks=1),
+        "old": sorted(fastgrid.plan_tasks(data[0], S2_VALUES, WIDTHS, target_tasks=1),
                       key=lambda task: task.width),
-        "new": grid_engine.plan_tasks(data[0], S2_VALUES, WIDTHS),
+        "new": fastgrid.plan_tasks(data[0], S2_VALUES, WIDTHS),
     }
     report = {}
     for name, tasks in schedules.items():

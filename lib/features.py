@@ -108,7 +108,7 @@ def rbf_from_squared_distances(d2, width) -> np.ndarray:
     """The RBF block ``exp(-d2 / (2 l^2))``, values below :data:`FLUSH_BELOW` set to 0 (no checks).
 
     The one definition of the basis functions ``phi_m`` (without the bias column), shared by
-    :func:`rbf_features`, :mod:`lib.hyper.gradient` and :mod:`lib.fastgrid.engine`. No input checks: called
+    :func:`rbf_features`, :mod:`lib.hyper.gradient` and :mod:`lib.fastgrid`. No input checks: called
     on distances its callers computed (:func:`squared_distances`) and a checked width.
 
     Parameters

@@ -214,7 +214,7 @@ def log_posterior_from_activations(a, y, sq_norm, s2) -> float:
     The one definition of ``Psi`` (book eq. ``map-logpost``): the log-likelihood of the
     activations ``a = Phi w`` (:func:`lib.likelihood.log_likelihood_from_activations`) plus the
     log prior ``-w.w / (2 s2)`` without its constant. No input checks: a hot path (every
-    Newton step and step halving here and in :mod:`lib.fastgrid.engine`), called on checked arrays.
+    Newton step and step halving here and in :mod:`lib.fastgrid`), called on checked arrays.
 
     Parameters
     ----------

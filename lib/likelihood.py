@@ -199,7 +199,7 @@ def logistic_curvature(a) -> np.ndarray:
 
     Book eq. ``map-precision``. The one place this formula is written for lib's core
     (:func:`hessian`, :data:`LOGISTIC`, :mod:`lib.laplace`, :mod:`lib.hyper.gradient`);
-    :mod:`lib.fastgrid.engine` uses the equal form ``sigma(a) sigma(-a)``, which does not round to
+    :mod:`lib.fastgrid` uses the equal form ``sigma(a) sigma(-a)``, which does not round to
     zero at large ``|a|``.
     """
     s = sigmoid(a)

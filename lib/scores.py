@@ -108,7 +108,7 @@ def activation_scores(mu, var, y) -> dict[str, float]:
     ``s(mu)``, the probit predictive ``s(rho(var) mu)`` (book eq. ``eq-probit``). Both
     log-likelihoods are computed stably from the logits (:func:`lib.likelihood.label_log_probs`).
 
-    No input checks: this runs at every grid point (:mod:`lib.fastgrid.engine`) on checked arrays;
+    No input checks: this runs at every grid point (:mod:`lib.fastgrid`) on checked arrays;
     :func:`logit_scores` and :func:`lib.scores.score_split` are the checked entry points.
 
     Parameters

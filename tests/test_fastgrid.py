@@ -1,4 +1,4 @@
-"""Tests of lib.fastgrid.engine: it computes lib.hyper.grid's reference (to 1e-8) in every solver form,
+"""Tests of lib.fastgrid: it computes lib.hyper.grid's reference (to 1e-8) in every solver form,
 its speed features are in use (counted), and its linear-algebra pieces are right."""
 from dataclasses import FrozenInstanceError, replace
 
@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import lib
-from lib.fastgrid import DEFAULT_SETTINGS, engine
+from lib.fastgrid import DEFAULT_SETTINGS, chain, decompose, forms, schedule
 from lib.hyper.grid import COLUMNS, evidence_grid
 
 from conftest import make_blobs
@@ -27,9 +27,9 @@ def split(n_train, n_test, seed):
 @pytest.fixture(autouse=True)
 def fresh_solvers():
     """Tests change the engine's constants: no decomposition is reused across tests."""
-    engine.forget_solvers()
+    decompose.forget_solvers()
     yield
-    engine.forget_solvers()
+    decompose.forget_solvers()
 
 
 @pytest.fixture(scope="module", params=[(90, 30, 2024), (300, 100, 7)], ids=["small", "medium"])
@@ -41,15 +41,15 @@ def problem(request):
 
 def test_every_form_is_exercised(problem):
     (X_train, _, X_test, _), _ = problem
-    forms = [engine.form_and_directions(X_train, l, S2[-1])[0] for l in WIDTHS]
-    assert forms[:3] == ["banded", "banded", "dual"] and forms[-2:] == ["primal", "primal"]
-    assert isinstance(engine._make_solver(X_train, X_test, 0.05, S2[-1]), engine._Banded)
-    assert type(engine._make_solver(X_train, X_test, 0.2, S2[-1])) is engine._Dual
-    primal = engine._make_solver(X_train, X_test, 3.0, S2[-1])
-    assert isinstance(primal, engine._Primal)
+    chosen = [decompose.form_and_directions(X_train, l, S2[-1])[0] for l in WIDTHS]
+    assert chosen[:3] == ["banded", "banded", "dual"] and chosen[-2:] == ["primal", "primal"]
+    assert isinstance(decompose._make_solver(X_train, X_test, 0.05, S2[-1]), forms._Banded)
+    assert type(decompose._make_solver(X_train, X_test, 0.2, S2[-1])) is forms._Dual
+    primal = decompose._make_solver(X_train, X_test, 3.0, S2[-1])
+    assert isinstance(primal, forms._Primal)
     assert primal.size < X_train.shape[0] // 2        # rank reduction: far fewer directions
-    assert engine.form_and_directions(X_train, 3.0, S2[-1]) == ("primal", primal.size)
-    assert engine.form_and_directions(X_train, 0.03, S2[-1])[1] == X_train.shape[0] + 1
+    assert decompose.form_and_directions(X_train, 3.0, S2[-1]) == ("primal", primal.size)
+    assert decompose.form_and_directions(X_train, 0.03, S2[-1])[1] == X_train.shape[0] + 1
 
 
 def test_engine_equals_reference(problem):
@@ -66,9 +66,9 @@ def test_engine_equals_reference(problem):
 def test_split_chains_equal_the_reference(problem):
     """Every task of a many-task plan starts cold: still the reference's numbers."""
     data, reference = problem
-    tasks = engine.plan_tasks(data[0], S2, WIDTHS, target_tasks=200, min_segment=2)
+    tasks = schedule.plan_tasks(data[0], S2, WIDTHS, target_tasks=200, min_segment=2)
     assert len(tasks) > 2 * WIDTHS.size
-    rows = [row for task in tasks for row in engine.run_task(*data, S2, task)[0]]
+    rows = [row for task in tasks for row in schedule.run_task(*data, S2, task)[0]]
     fast = pd.DataFrame(rows).sort_values(["width", "s2"], ignore_index=True)
     assert (fast[SCORES] - reference[SCORES]).abs().to_numpy().max() <= 1e-8
 
@@ -91,9 +91,9 @@ def chains():
 def run(chains, **changes):
     data, s2, widths = chains
     settings = replace(DEFAULT_SETTINGS, **changes)
-    work = engine.Work()
+    work = chain.Work()
     for width in widths:
-        work.add(engine.chain_rows(*data, s2, width, s2[-1], settings=settings)[1])
+        work.add(chain.chain_rows(*data, s2, width, s2[-1], settings=settings)[1])
     return work
 
 
@@ -127,8 +127,8 @@ def test_extrapolated_starts_are_chosen_and_save_chord_steps(chains):
 
 
 def test_work_adds_up():
-    a, b = engine.Work(1, 2, 3, 4, 5), engine.Work(10, 20, 30, 40, 50)
-    assert a.add(b) == engine.Work(11, 22, 33, 44, 55)
+    a, b = chain.Work(1, 2, 3, 4, 5), chain.Work(10, 20, 30, 40, 50)
+    assert a.add(b) == chain.Work(11, 22, 33, 44, 55)
 
 
 # --------------------------------------------------------------------------- scheduling
@@ -137,8 +137,8 @@ def test_work_adds_up():
 def test_plan_covers_every_point_once_costliest_first():
     X_train, _, _, _ = split(300, 100, 7)
     s2 = np.logspace(-2, 2, 40)
-    tasks = engine.plan_tasks(X_train, s2, WIDTHS, target_tasks=16)
-    assert tasks == engine.plan_tasks(X_train, s2, WIDTHS, target_tasks=16)   # deterministic
+    tasks = schedule.plan_tasks(X_train, s2, WIDTHS, target_tasks=16)
+    assert tasks == schedule.plan_tasks(X_train, s2, WIDTHS, target_tasks=16)   # deterministic
     assert [t.cost for t in tasks] == sorted((t.cost for t in tasks), reverse=True)
     for width in WIDTHS:
         segments = sorted((t.start, t.stop) for t in tasks if t.width == width)
@@ -146,15 +146,15 @@ def test_plan_covers_every_point_once_costliest_first():
         assert all(a[1] == b[0] for a, b in zip(segments, segments[1:]))      # contiguous
         assert all(stop - start >= DEFAULT_SETTINGS.min_segment for start, stop in segments)
     assert len(tasks) > WIDTHS.size                     # the costly chains were split
-    unsplit = engine.plan_tasks(X_train, s2, WIDTHS, target_tasks=1)
+    unsplit = schedule.plan_tasks(X_train, s2, WIDTHS, target_tasks=1)
     assert sorted((t.width, t.start, t.stop) for t in unsplit) == [(w, 0, 40) for w in WIDTHS]
 
 
 def test_cost_model_ranks_the_forms():
     X_train, _, _, _ = split(300, 100, 7)
-    costs = dict(zip(WIDTHS, engine.estimate_costs(X_train, WIDTHS, 100.0)))
+    costs = dict(zip(WIDTHS, schedule.estimate_costs(X_train, WIDTHS, 100.0)))
     assert costs[0.2] >= costs[0.5] > costs[1.5] >= costs[3.0]  # dual, then fewer directions
-    assert np.all(costs[3.0] >= engine._COST_POINT)
+    assert np.all(costs[3.0] >= schedule._COST_POINT)
 
 
 # --------------------------------------------------------------------------- the pieces
@@ -168,8 +168,8 @@ def test_recursive_upper_inverse_matches_lapack():
         X = rng.normal(size=(n, n))
         U = np.linalg.cholesky(X @ X.T / n + np.eye(n)).T
         expected, _ = dtrtri(U, lower=0)
-        np.testing.assert_allclose(engine._upper_inverse(np.asfortranarray(U)), expected, atol=1e-13)
-        inverse = engine._upper_inverse(np.asfortranarray(U), base=16)
+        np.testing.assert_allclose(forms._upper_inverse(np.asfortranarray(U)), expected, atol=1e-13)
+        inverse = forms._upper_inverse(np.asfortranarray(U), base=16)
         np.testing.assert_allclose(inverse @ U, np.eye(n), atol=1e-12)
 
 
@@ -177,12 +177,12 @@ def test_banded_form_equals_dense_form_with_many_blocks():
     data = split(90, 30, 2024)
     s2 = np.logspace(-2, 2, 6)
     small = replace(DEFAULT_SETTINGS, min_block=4, band_fraction=0.5)   # many small blocks
-    solver = engine._make_solver(data[0], data[2], 0.08, s2[-1], small)
-    assert isinstance(solver, engine._Banded) and len(solver.blocks) >= 4
-    banded = pd.DataFrame(engine.chain_rows(*data, s2, 0.08, s2[-1], settings=small)[0])
+    solver = decompose._make_solver(data[0], data[2], 0.08, s2[-1], small)
+    assert isinstance(solver, forms._Banded) and len(solver.blocks) >= 4
+    banded = pd.DataFrame(chain.chain_rows(*data, s2, 0.08, s2[-1], settings=small)[0])
     never = replace(DEFAULT_SETTINGS, band_fraction=-1.0)             # never banded
-    assert type(engine._make_solver(data[0], data[2], 0.08, s2[-1], never)) is engine._Dual
-    dense = pd.DataFrame(engine.chain_rows(*data, s2, 0.08, s2[-1], settings=never)[0])
+    assert type(decompose._make_solver(data[0], data[2], 0.08, s2[-1], never)) is forms._Dual
+    dense = pd.DataFrame(chain.chain_rows(*data, s2, 0.08, s2[-1], settings=never)[0])
     diff = (banded[SCORES] - dense[SCORES]).abs().to_numpy().max()
     assert diff <= 1e-9
 
@@ -191,9 +191,9 @@ def test_band_plan_drops_only_negligible_entries():
     X_train = split(90, 30, 2024)[0]
     R = lib.rbf_features(X_train, X_train, 0.05)[:, :-1]
     KR = R @ R.T
-    K0, perm, block = engine._band_plan(KR, 100.0)
+    K0, perm, block = decompose._band_plan(KR, 100.0)
     dropped = np.abs(KR - K0)
-    assert np.all(dropped <= engine.band_drop_threshold(X_train.shape[0], 100.0))
+    assert np.all(dropped <= decompose.band_drop_threshold(X_train.shape[0], 100.0))
     assert 0 < np.count_nonzero(dropped)                 # something was dropped ...
     assert 100.0 / 4 * dropped.sum() <= DEFAULT_SETTINGS.band_tol  # ... within the bound of the docstring
     positions = np.empty_like(perm)
@@ -201,7 +201,7 @@ def test_band_plan_drops_only_negligible_entries():
     rows, cols = np.nonzero(K0)
     assert np.max(np.abs(positions[rows] - positions[cols])) <= block   # block tridiagonal
     wide = lib.rbf_features(X_train, X_train, 1.0)[:, :-1]
-    assert engine._band_plan(wide @ wide.T, 100.0) is None               # dense
+    assert decompose._band_plan(wide @ wide.T, 100.0) is None               # dense
 
 
 def test_block_inverse_diagonal_matches_dense_inverse():
@@ -217,12 +217,12 @@ def test_block_inverse_diagonal_matches_dense_inverse():
             Ms.append(rng.normal(size=(e1 - s1, e - s)))
             L[s1:e1, s:e] = Ms[-1]
     B = L @ L.T
-    np.testing.assert_allclose(engine._block_inverse_diagonal(Li, Ms), np.diag(np.linalg.inv(B)),
+    np.testing.assert_allclose(forms._block_inverse_diagonal(Li, Ms), np.diag(np.linalg.inv(B)),
                                rtol=1e-10)
     v = rng.normal(size=(23, 3))
-    np.testing.assert_allclose(engine._block_forward(Li, Ms, blocks, v), np.linalg.solve(L, v),
+    np.testing.assert_allclose(forms._block_forward(Li, Ms, blocks, v), np.linalg.solve(L, v),
                                atol=1e-12)
-    np.testing.assert_allclose(engine._block_backward(Li, Ms, blocks, v), np.linalg.solve(L.T, v),
+    np.testing.assert_allclose(forms._block_backward(Li, Ms, blocks, v), np.linalg.solve(L.T, v),
                                atol=1e-12)
 
 
@@ -231,22 +231,22 @@ def test_leading_eigenpairs_match_a_full_eigendecomposition():
 
     X_train = split(90, 30, 2024)[0]
     R = lib.rbf_features(X_train, X_train, 3.0)[:, :-1]
-    nu, Q = engine._leading_eigenpairs(R, 100.0)       # pivoted Cholesky + SVD (low rank)
-    nu_full, Q_full = engine._leading_eigenpairs(
+    nu, Q = decompose._leading_eigenpairs(R, 100.0)       # pivoted Cholesky + SVD (low rank)
+    nu_full, Q_full = decompose._leading_eigenpairs(
         R, 100.0, cfg=replace(DEFAULT_SETTINGS, pivoted_fraction=-1.0))   # full eigendecomposition
     assert 3 < nu.size == nu_full.size < R.shape[0] // 2
     np.testing.assert_allclose(nu, nu_full, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(Q @ np.diag(nu) @ Q.T, R, atol=1e-9)   # the dropped part is tiny
     nu_all = eigh(R, eigvals_only=True)
-    assert nu_full[-1] > engine._rank_cut(nu_all[-1], 100.0) >= nu_all[-nu.size - 1]
+    assert nu_full[-1] > decompose._rank_cut(nu_all[-1], 100.0) >= nu_all[-nu.size - 1]
 
 
 @pytest.mark.parametrize("width", [0.3, 0.5, 1.0, 3.0])
 def test_inertia_counts_the_eigenvalues_above_the_cut(width):
     X_train = split(300, 100, 7)[0]
     R = lib.rbf_features(X_train, X_train, width)[:, :-1]
-    cut = engine._rank_cut(0.0, 100.0)
-    assert engine._count_above(R, cut) == int(np.sum(np.linalg.eigvalsh(R) > cut))
+    cut = decompose._rank_cut(0.0, 100.0)
+    assert decompose._count_above(R, cut) == int(np.sum(np.linalg.eigvalsh(R) > cut))
 
 
 @pytest.mark.parametrize("banded", [True, False])
@@ -254,8 +254,8 @@ def test_dual_variances_equal_a_direct_computation(banded):
     """Both dual forms, including the direct formula where ``1 - B^-1_nn`` is tiny (W ~ 1e-18)."""
     X_train, _, X_test, _ = split(90, 30, 2024)
     cfg = DEFAULT_SETTINGS if banded else replace(DEFAULT_SETTINGS, band_fraction=-1.0)
-    solver = engine._make_solver(X_train, X_test, 0.05, 100.0, cfg)
-    assert isinstance(solver, engine._Banded) == banded
+    solver = decompose._make_solver(X_train, X_test, 0.05, 100.0, cfg)
+    assert isinstance(solver, forms._Banded) == banded
     a = np.random.default_rng(5).normal(scale=3.0, size=X_train.shape[0])
     a[:10] = 40.0                                      # W = s(a) s(-a) ~ 4e-18
     s2 = 0.5
@@ -270,7 +270,7 @@ def test_dual_variances_equal_a_direct_computation(banded):
 
 def test_solver_store_keeps_the_last_two_widths():
     X_train, _, X_test, _ = split(90, 30, 2024)
-    work = engine.Work()
+    work = chain.Work()
     for width in (0.5, 1.0, 0.5, 2.0, 0.5, 1.0):
-        engine._solver(X_train, X_test, width, 100.0, work)
+        decompose._solver(X_train, X_test, width, 100.0, work)
     assert work.setups == 4                            # 0.5, 1.0, 2.0, then 1.0 again

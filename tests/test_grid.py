@@ -1,6 +1,6 @@
 """Tests of lib.hyper.grid: a grid point is fit_laplace and score_posterior; the table's layout, its
 parallel and cached runs, and the checks of the arguments. (The fast engine against the
-reference: tests/test_engine.py.)"""
+reference: tests/test_fastgrid.py.)"""
 import os
 import warnings
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Settings:
-    """Tuning constants of :mod:`lib.fastgrid.engine` (the equation labels are the appendix's).
+    """Tuning constants of :mod:`lib.fastgrid` (the equation labels are the appendix's).
 
     Attributes
     ----------

@@ -14,7 +14,7 @@ search"; report section 3.3, figures 4-5).
    classifiers on both splits (:func:`lib.scores.score_posterior`).
 
 :func:`reference_rows` does exactly that, point by point. :func:`evidence_grid` returns the
-same table, by default computed by :mod:`lib.fastgrid.engine`, an optimisation of the reference
+same table, by default computed by :mod:`lib.fastgrid`, an optimisation of the reference
 (shared decompositions, warm-started chord steps, parallel tasks) equal to it to 1e-8; the
 book's appendix "How the grid is computed fast" derives it.
 """
@@ -149,7 +149,7 @@ def evidence_grid(
         Start each fit from the previous solutions (default); ``False`` fits every point from
         zero (the same numbers to 1e-8, slower).
     engine : {"fast", "reference"}
-        ``"fast"`` (default): :mod:`lib.fastgrid.engine`; ``"reference"``: :func:`reference_rows`,
+        ``"fast"`` (default): :mod:`lib.fastgrid`; ``"reference"``: :func:`reference_rows`,
         the definition, one width per task (slow: for checking).
     cache : bool
         Keep the table on disk (under ``BLC_CACHE_DIR``, see :func:`lib.data.cache_dir`), keyed

@@ -1,0 +1,137 @@
+"""Tasks: each width's chain, the costliest split into segments, ordered costliest first
+(book appendix "How the grid is computed fast")."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings
+from lib.features import rbf_from_squared_distances, squared_distances
+from lib.fastgrid.chain import chain_rows
+from lib.fastgrid.decompose import band_drop_threshold
+
+
+# --------------------------------------------------------------------------- scheduling
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of parallel work: the chain of ``s2`` values ``s2_sorted[start:stop]`` at ``width``.
+
+    ``cost`` is the model's estimate in seconds (:func:`estimate_costs`), setup included.
+    """
+
+    width: float
+    start: int
+    stop: int
+    cost: float
+
+
+#: Cost model (:func:`estimate_costs`), in seconds on one core of the machine it was fitted
+#: on (the book's): a fixed part per point, then per flop of the factorisation-sized work of
+#: each form, and per block of the banded form.
+_COST_POINT = 1.2e-3
+_COST_DUAL = 6e-11
+_COST_PRIMAL = 1.3e-10
+_COST_BANDED = 4.4e-10
+_COST_BLOCK = 4e-4
+#: A task's setup costs about this many of its points plus a fixed part; a segment that does
+#: not start at the smallest s2 starts cold, which costs about COLD_POINTS more points.
+_SETUP_POINTS, _SETUP_FIXED, _COLD_POINTS = 3.0, 0.015, 6.0
+
+
+def estimate_costs(X_train, widths, s2_max, settings: Settings = DEFAULT_SETTINGS) -> np.ndarray:
+    """Estimated seconds per grid point at each width (for scheduling only).
+
+    A point costs about one factorisation and its products, ``N m^2`` flops, plus a fixed
+    overhead: ``m`` is ``N`` for the dual form, the block size ``b`` for the banded one (whose
+    ``N / b`` blocks each cost a little more) and the number of kept directions for the primal
+    one. These are estimated without decomposing anything, from the RBF block's rows at (up
+    to) 200 training points: the mean number ``k`` of entries above the banded form's
+    threshold gives the band (about ``sqrt(N k)`` after reordering, in two dimensions), and the
+    participation ratio ``p = N^2 / sum R_nm^2`` the rank (about ``30 p^0.76``, fitted on the
+    lab data). The estimates only order and split the tasks (:func:`plan_tasks`); a poor one
+    costs time, never accuracy.
+
+    Returns
+    -------
+    ndarray, shape (P,)
+    """
+    N = X_train.shape[0]
+    rows = X_train[:: max(1, N // 200)]
+    d2 = squared_distances(rows, X_train)
+    threshold = band_drop_threshold(N, s2_max, settings)
+    costs = []
+    for width in widths:
+        R = rbf_from_squared_distances(d2, width)
+        k = float(np.mean(np.sum(R > threshold, axis=1)))
+        p = N / float(np.mean(np.sum(R * R, axis=1)))
+        band = max(np.sqrt(N * k), settings.min_block)
+        rank = min(30.0 * p**0.76, N)
+        if band <= settings.band_fraction * N:
+            cost = _COST_BANDED * N * band**2 + _COST_BLOCK * N / band
+        elif rank + 1 > settings.dual_fraction * N:
+            cost = _COST_DUAL * float(N) ** 3
+        else:
+            cost = _COST_PRIMAL * N * rank**2
+        costs.append(_COST_POINT + cost)
+    return np.asarray(costs)
+
+
+def _task_cost(per_point, start, stop):
+    cold = _COLD_POINTS if start > 0 else 0.0
+    return per_point * (stop - start + _SETUP_POINTS + cold) + _SETUP_FIXED
+
+
+def plan_tasks(X_train, s2_sorted, widths, *, target_tasks=None, min_segment=None,
+               settings: Settings = DEFAULT_SETTINGS):
+    """The tasks of a grid, costliest first.
+
+    Each width's chain is split into the fewest segments of consecutive ``s2`` values (as
+    equal in length as possible, each at least ``min_segment`` long) for which no task is
+    estimated to cost more than the whole grid's estimate over ``target_tasks``; the tasks are
+    then sorted by estimated cost, largest first (the longest-processing-time rule: handed to
+    free workers in this order, they keep the workers busy to the end).
+
+    The split depends on the grid and the data only, never on the number of workers, so the
+    table is the same, to the last bit, on any number of workers. A segment starts cold (from
+    zero), so its numbers differ from an unsplit chain's within the engine's tolerance.
+    ``target_tasks=1`` splits nothing.
+
+    Parameters
+    ----------
+    X_train : ndarray, shape (N, D)
+    s2_sorted : ndarray, shape (S,)
+        Prior variances, ascending.
+    widths : ndarray, shape (P,)
+    target_tasks : int, optional
+        Default ``settings.target_tasks``.
+    min_segment : int, optional
+        Default ``settings.min_segment``.
+
+    Returns
+    -------
+    list of Task
+    """
+    target_tasks = settings.target_tasks if target_tasks is None else target_tasks
+    min_segment = settings.min_segment if min_segment is None else min_segment
+    per_point = estimate_costs(X_train, widths, s2_sorted[-1], settings)
+    S = len(s2_sorted)
+    limit = sum(_task_cost(p, 0, S) for p in per_point) / target_tasks
+    tasks = []
+    for width, p in zip(widths, per_point):
+        n = 1
+        while n < S // min_segment and _task_cost(p, 1, 1 + -(-S // n)) > limit:
+            n += 1
+        edges = np.linspace(0, S, n + 1).round().astype(int)
+        tasks += [Task(float(width), int(a), int(b), _task_cost(p, a, b))
+                  for a, b in zip(edges[:-1], edges[1:])]
+    return sorted(tasks, key=lambda task: (-task.cost, task.width, task.start))
+
+
+def run_task(X_train, y_train, X_test, y_test, s2_sorted, task, warm_start=True,
+             settings: Settings = DEFAULT_SETTINGS):
+    """Rows and :class:`Work` of one task (:func:`chain_rows` on its segment)."""
+    return chain_rows(X_train, y_train, X_test, y_test, s2_sorted[task.start:task.stop],
+                      task.width, s2_sorted[-1], warm_start=warm_start, settings=settings)

@@ -25,10 +25,9 @@ cores are busy), which would flatter the ratio.
 
 ``--simulate-workers K [K ...]`` prints instead how the grid's tasks
 (:func:`lib.fastgrid.plan_tasks`) would share K workers: it measures, one after the other in
-this process, the CPU time of each task (with its width's decomposition already built) and of
-each width's decomposition, then replays the schedule on K workers: each task goes, in the
-schedule's order, to the worker that is free first, and pays for its width's decomposition
-unless that worker used it for one of its last two widths (the engine keeps two). It reports
+this process, the CPU time of each task (which builds its width's decomposition), then replays
+the schedule on K workers: each task goes, in the schedule's order, to the worker that is free
+first. It reports
 the makespan (the time the last worker finishes) of the engine's schedule (chains split,
 costliest first) and of the old one (one task per width, widths in ascending order), beside the
 lower bound ``max(total / K, longest task)`` of each. Worker start-up and data transfer are not
@@ -50,7 +49,6 @@ from threadpoolctl import threadpool_limits
 
 import lib
 from lib import fastgrid
-from lib.fastgrid import decompose
 from lib.hyper.grid import evidence_grid
 
 S2_VALUES = np.logspace(-2, 2, 50)
@@ -108,34 +106,23 @@ def main(n_jobs: int = 2) -> dict:
 
 
 def measure_tasks(data, tasks):
-    """CPU seconds of each task (its decomposition built) and of each width's decomposition."""
+    """CPU seconds of each task, its width's decomposition included (every task builds its own)."""
     X_train, y_train, X_test, y_test = data
-    setup, run = {}, []
+    run = []
     with threadpool_limits(limits=1):
         for task in tasks:
-            if task.width not in setup:
-                fastgrid.forget_solvers()
-                start = time.process_time()
-                decompose._solver(X_train, X_test, task.width, S2_VALUES[-1], fastgrid.Work())
-                setup[task.width] = time.process_time() - start
             start = time.process_time()
             fastgrid.run_task(X_train, y_train, X_test, y_test, S2_VALUES, task)
             run.append(time.process_time() - start)
-    return run, setup
+    return run
 
 
-def makespan(tasks, run, setup, workers: int, keep: int = 2) -> float:
-    """Replay ``tasks`` in order on ``workers``: each goes to the first free worker and pays its
-    width's decomposition unless that worker used it for one of its last ``keep`` widths."""
-    free = [(0.0, k) for k in range(workers)]
-    built = [[] for _ in range(workers)]
-    for task, seconds in zip(tasks, run):
-        t, k = heapq.heappop(free)
-        if task.width not in built[k]:
-            seconds += setup[task.width]
-        built[k] = ([w for w in built[k] if w != task.width] + [task.width])[-keep:]
-        heapq.heappush(free, (t + seconds, k))
-    return max(t for t, _ in free)
+def makespan(run, workers: int) -> float:
+    """Replay the tasks' CPU times ``run`` in order on ``workers``: each to the first free one."""
+    free = [0.0] * workers
+    for seconds in run:
+        heapq.heappush(free, heapq.heappop(free) + seconds)
+    return max(free)
 
 
 def simulate(workers) -> dict:
@@ -148,14 +135,12 @@ def simulate(workers) -> dict:
     }
     report = {}
     for name, tasks in schedules.items():
-        run, setup = measure_tasks(data, tasks)
-        cold = [r + setup[task.width] for task, r in zip(tasks, run)]
+        run = measure_tasks(data, tasks)
         report[name] = {
             "tasks": len(tasks),
-            "cpu_seconds": round(sum(run) + sum(setup.values()), 2),
-            "makespan": {str(k): round(makespan(tasks, run, setup, k), 2) for k in workers},
-            "bound": {str(k): round(max(sum(run) / k + sum(setup.values()) / k, max(cold)), 2)
-                      for k in workers},
+            "cpu_seconds": round(sum(run), 2),
+            "makespan": {str(k): round(makespan(run, k), 2) for k in workers},
+            "bound": {str(k): round(max(sum(run) / k, max(run)), 2) for k in workers},
         }
     return report
 

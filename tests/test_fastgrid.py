@@ -24,14 +24,6 @@ def split(n_train, n_test, seed):
     return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
 
 
-@pytest.fixture(autouse=True)
-def fresh_solvers():
-    """Tests change the engine's constants: no decomposition is reused across tests."""
-    decompose.forget_solvers()
-    yield
-    decompose.forget_solvers()
-
-
 @pytest.fixture(scope="module", params=[(90, 30, 2024), (300, 100, 7)], ids=["small", "medium"])
 def problem(request):
     """A small and a medium generated problem, and the reference table on them."""
@@ -266,11 +258,3 @@ def test_dual_variances_equal_a_direct_computation(banded):
     np.testing.assert_allclose(h, np.einsum("nm,mk,nk->n", Phi, cov, Phi), rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(var_test, np.einsum("nm,mk,nk->n", Phi_test, cov, Phi_test),
                                rtol=1e-8, atol=1e-12)
-
-
-def test_solver_store_keeps_the_last_two_widths():
-    X_train, _, X_test, _ = split(90, 30, 2024)
-    work = chain.Work()
-    for width in (0.5, 1.0, 0.5, 2.0, 0.5, 1.0):
-        decompose._solver(X_train, X_test, width, 100.0, work)
-    assert work.setups == 4                            # 0.5, 1.0, 2.0, then 1.0 again

@@ -40,7 +40,7 @@ can pin them.
 """
 from lib.fastgrid import chain, decompose, forms, schedule
 from lib.fastgrid.chain import PointFit, Work, chain_rows
-from lib.fastgrid.decompose import band_drop_threshold, forget_solvers, form_and_directions
+from lib.fastgrid.decompose import band_drop_threshold, form_and_directions
 from lib.fastgrid.schedule import Task, estimate_costs, plan_tasks, run_task
 from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings
 

@@ -11,7 +11,7 @@ from threadpoolctl import threadpool_limits
 from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings
 from lib.laplace import ConvergenceError, log_posterior_from_activations
 from lib.scores import activation_scores
-from lib.fastgrid.decompose import _solver
+from lib.fastgrid.decompose import _make_solver
 from lib.fastgrid.forms import _curvature
 
 
@@ -196,7 +196,7 @@ def chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, *, wa
     previous solutions, the last one and zero, with chord steps with the last factor
     (``warm_start=False``: every point from zero, no chord steps). ``s2_max`` is the grid's
     largest prior variance (it sets the rank cut and the banded form's threshold, so the
-    segments of one width share a decomposition). ``settings``: the engine's constants.
+    segments of one width use the same decomposition). ``settings``: the engine's constants.
 
     Arrays must be checked (:func:`lib.hyper.grid.evidence_grid` does it).
 
@@ -208,7 +208,8 @@ def chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, *, wa
     """
     work = Work()
     with threadpool_limits(limits=1):                  # same arithmetic on any backend
-        solver = _solver(X_train, X_test, width, s2_max, work, settings)
+        solver = _make_solver(X_train, X_test, width, s2_max, settings)   # one per chain
+        work.setups += 1
         rows, history, fac = [], [], None
         for s2 in s2_values:
             starts = _starting_points(history[-settings.extrapolate:], np.log(s2), solver)

@@ -1,9 +1,6 @@
 """One decomposition per width: which form the engine uses, and the leading eigenpairs or the
-band it is built from (book appendix "How the grid is computed fast"); the per-process store
-of the last decompositions."""
+band it is built from (book appendix "How the grid is computed fast")."""
 from __future__ import annotations
-
-import hashlib
 
 import numpy as np
 from scipy.linalg import eigh, eigvalsh_tridiagonal, ldl, svd
@@ -182,29 +179,3 @@ def form_and_directions(X_train, width, s2_max, settings: Settings = DEFAULT_SET
     R = rbf_from_squared_distances(squared_distances(X_train, X_train), width)
     form = {_Primal: "primal", _Dual: "dual", _Banded: "banded"}[type(solver)]
     return form, _count_above(R, _rank_cut(0.0, s2_max, settings)) + 1
-
-
-#: The solvers built in this process, by data, width and s2_max, least recently used first:
-#: the segments of one width's chain that run in the same process share its decomposition.
-_SOLVERS: dict = {}
-_KEEP_SOLVERS = 2
-
-
-def forget_solvers() -> None:
-    """Empty this process's store of decompositions (the benchmark times tasks from cold)."""
-    _SOLVERS.clear()
-
-
-def _solver(X_train, X_test, width, s2_max, work, cfg: Settings = DEFAULT_SETTINGS):
-    """The decomposition of one width, from this process's store (the last two used) or new."""
-    digest = hashlib.sha1(np.ascontiguousarray(X_train).tobytes()
-                          + np.ascontiguousarray(X_test).tobytes()).hexdigest()
-    key = (digest, X_train.shape, X_test.shape, float(width), float(s2_max), cfg)
-    solver = _SOLVERS.pop(key, None)
-    if solver is None:
-        solver = _make_solver(X_train, X_test, width, s2_max, cfg)
-        work.setups += 1
-    _SOLVERS[key] = solver                             # the most recently used last
-    while len(_SOLVERS) > _KEEP_SOLVERS:
-        _SOLVERS.pop(next(iter(_SOLVERS)))
-    return solver

@@ -100,9 +100,24 @@ def as_class_labels(value, name: str, *, K: int | None = None, length: int | Non
     return arr.astype(int)
 
 
+#: Largest magnitude of an input or design entry: sums of products of a thousand such values
+#: (squared distances, ``Phi^T W Phi``) stay far from overflow.
+MAX_INPUT = 1e150
+
+
+def as_design(value, name: str, *, n_cols: int | None = None) -> np.ndarray:
+    """:func:`as_matrix`, with entries of magnitude at most :data:`MAX_INPUT`."""
+    arr = as_matrix(value, name, n_cols=n_cols)
+    if arr.size and np.max(np.abs(arr)) > MAX_INPUT:
+        raise ValueError(f"{name} must hold values of magnitude at most {MAX_INPUT:g} (products "
+                         f"and squares of larger ones overflow), got {np.max(np.abs(arr)):.3g}; "
+                         "rescale the inputs")
+    return arr
+
+
 def as_weights_design_labels(w, Phi, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Weights ``w`` (M,), design ``Phi`` (N, M) and labels ``y`` (N,), checked together."""
-    Phi = as_matrix(Phi, "Phi")
+    Phi = as_design(Phi, "Phi")
     w = as_vector(w, "w", length=Phi.shape[1])
     y = as_labels(y, "y", length=Phi.shape[0])
     return w, Phi, y

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lib._validate import as_matrix
+from lib._validate import as_design, as_matrix
 from lib._validate import width as check_width
 
 #: RBF values below this (about the square root of the smallest normal double) are set to 0.
@@ -19,9 +19,6 @@ from lib._validate import width as check_width
 #: subnormal numbers, which slow every matrix product on them 10-20 times.
 FLUSH_BELOW = 1e-150
 _EXP_FLOOR = float(np.log(FLUSH_BELOW)) - 10.0
-#: Largest input magnitude for :func:`squared_distances`: sums of squares of D such values stay
-#: far from overflow.
-MAX_INPUT = 1e150
 
 
 def add_bias(Phi) -> np.ndarray:
@@ -50,7 +47,7 @@ def linear_features(X) -> np.ndarray:
     -------
     ndarray, shape (N, D + 1)
     """
-    return add_bias(as_matrix(X, "X"))
+    return add_bias(as_design(X, "X"))
 
 
 def squared_distances(X, centres) -> np.ndarray:
@@ -65,17 +62,12 @@ def squared_distances(X, centres) -> np.ndarray:
     -------
     ndarray, shape (N, C)
     """
-    X = as_matrix(X, "X")
-    centres = as_matrix(centres, "centres")
+    X = as_design(X, "X")
+    centres = as_design(centres, "centres")
     if centres.shape[1] != X.shape[1]:
         raise ValueError(
             f"centres must have the same number of columns as X ({X.shape[1]}), got shape {centres.shape}"
         )
-    for name, arr in (("X", X), ("centres", centres)):
-        if arr.size and np.max(np.abs(arr)) > MAX_INPUT:
-            raise ValueError(f"{name} must hold values of magnitude at most {MAX_INPUT:g} (their "
-                             f"squared distances overflow beyond), got {np.max(np.abs(arr)):.3g}; "
-                             "rescale the inputs")
     d2 = (X**2).sum(1)[:, None] + (centres**2).sum(1)[None, :] - 2.0 * X @ centres.T
     return np.maximum(d2, 0.0)
 

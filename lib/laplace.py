@@ -45,7 +45,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 
-from lib._validate import as_labels, as_matrix, as_vector, as_weights_design_labels, positive_int, positive_scalar
+from lib._validate import as_design, as_labels, as_vector, as_weights_design_labels, positive_int, positive_scalar
 from lib.likelihood import LOGISTIC, Likelihood, as_likelihood, log_likelihood_from_activations, logistic_curvature
 
 
@@ -143,7 +143,7 @@ def precision_matrix(w, Phi, s2) -> np.ndarray:
     -------
     ndarray, shape (M, M)
     """
-    Phi = as_matrix(Phi, "Phi")
+    Phi = as_design(Phi, "Phi")
     w = as_vector(w, "w", length=Phi.shape[1])
     s2 = positive_scalar(s2, "s2")
     return _precision(w, Phi, s2)
@@ -329,7 +329,7 @@ def fit_laplace(
     ConvergenceError
         If the tolerance is not met within ``max_iter`` iterations.
     """
-    Phi = as_matrix(Phi, "Phi")
+    Phi = as_design(Phi, "Phi")
     N, M = Phi.shape
     y = as_labels(y, "y", length=N)
     s2 = _prior_variances(s2, M)

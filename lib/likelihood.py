@@ -157,7 +157,9 @@ def average_log_likelihood_logits(a, y) -> float:
     """
     a = as_vector(a, "a")
     y = as_labels(y, "y", length=a.shape[0])
-    return float(np.mean(label_log_probs(a, y)))
+    log_p = label_log_probs(a, y)
+    scale = max(1.0, float(np.max(-log_p)))   # the sum of N terms near -1e308 overflows: scale first
+    return float(np.mean(log_p / scale) * scale) if scale > 1e300 else float(np.mean(log_p))
 
 
 @dataclass(frozen=True)

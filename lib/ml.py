@@ -20,7 +20,7 @@ import numpy as np
 from scipy.linalg import eigh
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-from lib._validate import as_labels, as_matrix, as_vector, positive_int, positive_scalar
+from lib._validate import as_design, as_labels, as_vector, positive_int, positive_scalar
 from lib._validate import batch_size as check_batch_size
 from lib.likelihood import average_log_likelihood_logits, sigmoid
 
@@ -98,7 +98,7 @@ def fit_ml(
     -------
     GradientAscentResult
     """
-    Phi = as_matrix(Phi, "Phi")
+    Phi = as_design(Phi, "Phi")
     N, M = Phi.shape
     y = as_labels(y, "y", length=N)
     eta = positive_scalar(learning_rate, "learning_rate")
@@ -158,7 +158,7 @@ def _test_set(Phi_test, y_test, M):
         raise ValueError("Phi_test and y_test must be given together")
     if Phi_test is None:
         return None, None
-    Phi_test = as_matrix(Phi_test, "Phi_test", n_cols=M)
+    Phi_test = as_design(Phi_test, "Phi_test", n_cols=M)
     return Phi_test, as_labels(y_test, "y_test", length=Phi_test.shape[0])
 
 
@@ -200,7 +200,7 @@ def curvature_bound(Phi) -> float:
     designs and by Lanczos iteration (``scipy.sparse.linalg.eigsh``, started from a fixed
     vector so the result is reproducible) for wide ones, without forming ``Phi^T Phi``.
     """
-    Phi = as_matrix(Phi, "Phi")
+    Phi = as_design(Phi, "Phi")
     M = Phi.shape[1]
     if M <= _DENSE_MAX_COLS:
         gram = Phi.T @ Phi
@@ -234,7 +234,7 @@ def minibatch_curvature_bound(Phi, batch_size: int, *, seed: int = 0) -> float:
     float
         ``max_B kappa_B``.
     """
-    Phi = as_matrix(Phi, "Phi")
+    Phi = as_design(Phi, "Phi")
     batch_size = check_batch_size(positive_int(batch_size, "batch_size"), Phi.shape[0])
     rows = np.random.default_rng(seed).permutation(Phi.shape[0])
     return max(curvature_bound(Phi[b]) for b in np.array_split(rows, Phi.shape[0] // batch_size))

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from lib._validate import as_matrix, as_nonnegative, as_vector
+from lib._validate import as_design, as_nonnegative, as_vector
 from lib.laplace import LaplacePosterior
 from lib.likelihood import sigmoid
 
@@ -36,7 +36,7 @@ PROBIT_SCALE = float(np.sqrt(np.pi / 8.0))
 def _design(posterior: LaplacePosterior, Phi) -> np.ndarray:
     if not isinstance(posterior, LaplacePosterior):
         raise TypeError(f"posterior must be a LaplacePosterior, got {type(posterior).__name__}")
-    return as_matrix(Phi, "Phi", n_cols=posterior.n_weights)
+    return as_design(Phi, "Phi", n_cols=posterior.n_weights)
 
 
 def activation_moments(posterior: LaplacePosterior, Phi) -> tuple[np.ndarray, np.ndarray]:

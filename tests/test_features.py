@@ -1,3 +1,5 @@
+import warnings
+
 import numpy as np
 import pytest
 
@@ -106,3 +108,21 @@ def test_inputs_too_large_for_squared_distances_are_a_clear_error():
         squared_distances(X, np.zeros((1, 2)))
     with pytest.raises(ValueError, match=r"centres must hold values of magnitude at most 1e\+150"):
         lib.rbf_features(np.zeros((1, 2)), X, 1.0)
+
+
+def test_linear_features_and_designs_refuse_inputs_that_overflow():
+    X = np.array([[1e200, 0.0], [0.0, 1.0]])
+    with pytest.raises(ValueError, match=r"X must hold values of magnitude at most 1e\+150"):
+        lib.linear_features(X)
+    with pytest.raises(ValueError, match=r"Phi must hold values of magnitude at most 1e\+150"):
+        lib.fit_laplace(np.c_[X, np.ones(2)], np.array([1, 0]), 1.0)
+    with pytest.raises(ValueError, match=r"Phi must hold values of magnitude at most 1e\+150"):
+        lib.fit_ml(np.c_[X, np.ones(2)], np.array([1, 0]), learning_rate=0.1, n_steps=5)
+
+
+def test_laplace_at_the_largest_inputs_is_finite_and_quiet():
+    X = np.array([[1e150, 0.0], [0.0, 1e150], [1.0, 1.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        post = lib.fit_laplace(lib.linear_features(X), np.array([1, 0, 1]), 1.0)
+    assert np.isfinite(post.log_evidence)

@@ -58,6 +58,15 @@ def test_average_log_likelihood_agrees_with_logits(small_problem):
     assert lib.average_log_likelihood_logits(a, y) == pytest.approx(lib.log_likelihood(np.ones(1), a[:, None], y) / y.size)
 
 
+@pytest.mark.filterwarnings("error")
+def test_average_log_likelihood_logits_at_the_largest_logits():
+    # every point wrong by a logit of 1e308: each log-probability is -1e308, and so is the mean
+    # (summing first would overflow to -inf)
+    assert lib.average_log_likelihood_logits(np.full(4, 1e308), np.zeros(4)) == pytest.approx(-1e308)
+    assert lib.average_log_likelihood_logits(np.array([-1.7e308, 1e308, 3.0]),
+                                             np.array([1, 0, 1])) == pytest.approx(-9e307)
+
+
 BAD_INPUT = [
     pytest.param(lambda: lib.log_likelihood(np.zeros(3), np.ones((4, 2)), np.zeros(4)), ValueError,
                  "w must have length 2", id="w-length"),

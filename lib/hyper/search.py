@@ -113,16 +113,23 @@ def _in_box(value, box, name, i):
 
 
 def _points(starts, boxes, names):
-    """Starting points, each a tuple of positive numbers (one per box, inside it), checked."""
+    """Starting points, each a tuple of positive numbers (one per box, inside it), checked.
+
+    With one name, a point may be a bare number and ``starts`` one number."""
+    if len(names) == 1 and isinstance(starts, numbers.Real):
+        starts = [starts]
     out = []
     for i, point in enumerate(starts):
+        if len(names) == 1 and isinstance(point, numbers.Real):
+            point = (point,)
         try:
             values = tuple(point)
         except TypeError:
             values = ()
         if len(values) != len(names):
-            raise TypeError(f"starts[{i}] must be a {len(names)}-tuple ({', '.join(names)}) of "
-                            f"positive numbers, got {point!r}")
+            expected = (f"a starting {names[0]} (a positive number)" if len(names) == 1 else
+                        f"a {len(names)}-tuple ({', '.join(names)}) of positive numbers")
+            raise TypeError(f"starts[{i}] must be {expected}, got {point!r}")
         values = tuple(positive_scalar(v, f"starts[{i}][{k}] ({n})")
                        for k, (v, n) in enumerate(zip(values, names)))
         for v, box, n in zip(values, boxes, names):
@@ -133,11 +140,20 @@ def _points(starts, boxes, names):
     return tuple(out)
 
 
-def _check_common(X_train, y_train, likelihood, max_iter, gtol, **boxes):
+@dataclass(frozen=True)
+class _Problem:
+    """A search's checked arguments, shared by the three entry points."""
+    X_train: np.ndarray
+    y_train: np.ndarray
+    likelihood: Likelihood
+    max_iter: int
+    gtol: float
+
+
+def _problem(X_train, y_train, likelihood, max_iter, gtol) -> _Problem:
     X_train, y_train = _training_data(X_train, y_train)
-    boxes = {name: check_bounds(box, name) for name, box in boxes.items()}
-    return (X_train, y_train, as_likelihood(likelihood), positive_int(max_iter, "max_iter"),
-            positive_scalar(gtol, "gtol"), boxes)
+    return _Problem(X_train, y_train, as_likelihood(likelihood),
+                    positive_int(max_iter, "max_iter"), positive_scalar(gtol, "gtol"))
 
 
 def maximise_evidence(X_train, y_train, *, starts=None, s2_bounds=DEFAULT_S2_BOUNDS,
@@ -178,11 +194,10 @@ def maximise_evidence(X_train, y_train, *, starts=None, s2_bounds=DEFAULT_S2_BOU
     lib.laplace.ConvergenceError
         If Newton's method fails at some evaluated point.
     """
-    X_train, y_train, likelihood, max_iter, gtol, box = _check_common(
-        X_train, y_train, likelihood, max_iter, gtol, s2_bounds=s2_bounds, width_bounds=width_bounds)
-    boxes = (box["s2_bounds"], box["width_bounds"])
+    problem = _problem(X_train, y_train, likelihood, max_iter, gtol)
+    boxes = (check_bounds(s2_bounds, "s2_bounds"), check_bounds(width_bounds, "width_bounds"))
     starts = _points(DEFAULT_STARTS if starts is None else starts, boxes, ("s2", "width"))
-    return _search(X_train, y_train, likelihood, starts, boxes, None, max_iter, gtol)
+    return _search(problem, starts, boxes, None)
 
 
 def maximise_evidence_s2(X_train, y_train, width, *, starts=None, s2_bounds=DEFAULT_S2_BOUNDS,
@@ -193,18 +208,11 @@ def maximise_evidence_s2(X_train, y_train, width, *, starts=None, s2_bounds=DEFA
     As :func:`maximise_evidence`, with ``starts`` a sequence of ``s2`` values (default
     :data:`DEFAULT_S2_STARTS`) inside ``s2_bounds``.
     """
-    X_train, y_train, likelihood, max_iter, gtol, box = _check_common(
-        X_train, y_train, likelihood, max_iter, gtol, s2_bounds=s2_bounds)
+    problem = _problem(X_train, y_train, likelihood, max_iter, gtol)
     width = check_width(width, "width")
-    starts = DEFAULT_S2_STARTS if starts is None else starts
-    if isinstance(starts, numbers.Real):
-        starts = [starts]
-    for i, s in enumerate(starts):
-        if not isinstance(s, numbers.Real):
-            raise TypeError(f"starts[{i}] must be a starting s2 (a positive number), got {s!r}")
-    points = _points([(s,) for s in starts], (box["s2_bounds"],), ("s2",))
-    starts = tuple((s2, width) for (s2,) in points)
-    return _search(X_train, y_train, likelihood, starts, (box["s2_bounds"],), width, max_iter, gtol)
+    boxes = (check_bounds(s2_bounds, "s2_bounds"),)
+    points = _points(DEFAULT_S2_STARTS if starts is None else starts, boxes, ("s2",))
+    return _search(problem, tuple((s2, width) for (s2,) in points), boxes, width)
 
 
 def maximise_evidence_bias(X_train, y_train, *, bias_s2_bounds, starts=None,
@@ -218,21 +226,20 @@ def maximise_evidence_bias(X_train, y_train, *, bias_s2_bounds, starts=None,
     As :func:`maximise_evidence`, with ``starts`` a sequence of ``(s2, width, bias_s2)``
     triples (default: :data:`DEFAULT_STARTS` with ``bias_s2 = s2``).
     """
-    X_train, y_train, likelihood, max_iter, gtol, box = _check_common(
-        X_train, y_train, likelihood, max_iter, gtol, s2_bounds=s2_bounds,
-        width_bounds=width_bounds, bias_s2_bounds=bias_s2_bounds)
-    boxes = (box["s2_bounds"], box["width_bounds"], box["bias_s2_bounds"])
+    problem = _problem(X_train, y_train, likelihood, max_iter, gtol)
+    boxes = (check_bounds(s2_bounds, "s2_bounds"), check_bounds(width_bounds, "width_bounds"),
+             check_bounds(bias_s2_bounds, "bias_s2_bounds"))
     default = tuple((s2, l, s2) for s2, l in DEFAULT_STARTS)
     starts = _points(default if starts is None else starts, boxes, ("s2", "width", "bias_s2"))
-    return _search(X_train, y_train, likelihood, starts, boxes, None, max_iter, gtol)
+    return _search(problem, starts, boxes, None)
 
 
-def _search(X_train, y_train, likelihood, starts, boxes, fixed_width, max_iter, gtol):
+def _search(problem: _Problem, starts, boxes, fixed_width):
     """L-BFGS-B from each start over the free log hyper-parameters (one per box)."""
     bounds = [tuple(np.log(box)) for box in boxes]
-    objective = _EvidenceObjective(squared_distances(X_train, X_train), y_train, likelihood,
-                                   len(boxes), fixed_width)
-    return _lbfgs_from_starts(objective, starts, bounds, max_iter=max_iter, gtol=gtol)
+    d2 = squared_distances(problem.X_train, problem.X_train)
+    objective = _EvidenceObjective(d2, problem.y_train, problem.likelihood, len(boxes), fixed_width)
+    return _lbfgs_from_starts(objective, starts, bounds, max_iter=problem.max_iter, gtol=problem.gtol)
 
 
 class _EvidenceObjective:

@@ -1,42 +1,21 @@
-"""MAP estimate, Laplace approximation and model evidence (book chapters "MAP",
-"The Laplace approximation", "The model evidence"; report sections 2.1-2.1.2).
+"""MAP estimate, Laplace approximation and Laplace log evidence of the classifier.
 
-Prior ``w ~ N(0, s2 I)`` on all M weights (bias included; book eq. ``map-prior``); ``s2`` is
-the prior *variance* (the report's sigma_0). The log posterior, up to a constant, is
-``Psi(w) = L(w) - w.w / (2 s2)`` (book eq. ``map-logpost``; the report's L*). Its maximiser
-``w_MAP`` is found by Newton's method (book eq. ``map-newton``); the Laplace approximation is
-``q(w) = N(w | w_MAP, A^{-1})`` with the precision ``A = -grad grad Psi(w_MAP)`` (minus the
-Hessian; book eqs. ``map-precision``, ``lap-precision``; the report's eq. 5)::
+Derived in the book chapters "MAP", "The Laplace approximation" and "The model evidence"
+(report sections 2.1-2.1.2); the other likelihoods and the per-weight prior in "The probit
+likelihood". Book equations implemented here:
 
-    A = I / s2 + Phi^T W Phi,    W = diag(sigma_n (1 - sigma_n)),    sigma_n = sigma(phi_n.w_MAP),
+* ``map-logpost``: ``Psi(w) = L(w) - w.w / (2 s2)``, ``s2`` the prior variance (the report's
+  sigma_0) of ``w ~ N(0, s2 I)`` (``map-prior``), or ``N(0, diag(s2))`` for a vector ``s2``;
+* ``map-grad-post``: ``grad Psi(w) = Phi^T (y - sigma) - w / s2``;
+* ``map-precision``, ``lap-precision``: ``A = I / s2 + Phi^T W Phi``,
+  ``W = diag(sigma_n (1 - sigma_n))``;
+* ``map-newton``: ``A d = grad Psi(w)``, ``w <- w + t d``;
+* ``eq-ev-laplace``: ``log Z ~= L(w_MAP) - w_MAP.w_MAP / (2 s2) - (M/2) log s2 - (1/2) log|A|``;
+* ``eq-ev-cholesky``: ``log|A| = 2 sum_i log L_ii``, ``A = L L^T``.
 
-and the Laplace log evidence ``log Z``, all terms kept (book eq. ``eq-ev-laplace``; the 2 pi
-factors of prior and Gaussian cancel)::
-
-    log Z ~= L(w_MAP) - w_MAP.w_MAP / (2 s2) - (M/2) log s2 - (1/2) log|A|,
-
-with ``log|A| = 2 sum_i log L_ii`` from the Cholesky factor ``A = L L^T`` (book eq.
-``eq-ev-cholesky``).
-
-Other likelihoods and priors plug into the same code (book chapter "The probit likelihood"):
-:func:`fit_laplace` takes ``likelihood=`` (a :class:`lib.likelihood.Likelihood`, three
-per-point functions of the activations: ``log p``, its first derivative and ``W_nn``, minus its
-second; :data:`lib.likelihood.LOGISTIC` by default, :data:`lib.models.probit.PROBIT` the erfc model
-of Barrett's note), and ``s2`` may be a vector of per-weight prior variances (a separate prior
-variance for the bias), ``w ~ N(0, diag(s2))``: then ``I / s2`` is ``diag(1 / s2)``,
-``w.w / (2 s2)`` is ``sum_i w_i^2 / (2 s2_i)`` and ``(M/2) log s2`` is
-``(1/2) sum_i log s2_i``. With the defaults every result is the logistic one, bit for bit.
-
-Rasmussen & Williams (2006), algorithm 3.1, finds the same mode in the dual (function-space)
-form, with ``f = Phi w`` and the kernel ``K = s2 Phi Phi^T``; :func:`fit_laplace` is its
-weight-space (primal) form. Line by line: line 4 (``W``) is the curvature in
-:func:`precision_matrix`; line 5 (``L = cholesky(B)``, ``B = I + W^1/2 K W^1/2``) is the
-Cholesky factor of ``A`` (``|B| = |s2 A|``, book eq. ``grid-dual``); lines 6-8 (the Newton
-update of ``f``) are ``A d = grad Psi(w)``, ``w <- w + t d`` (plus step halving, which the
-algorithm does not have); line 9 (the convergence test on ``Psi``) is the step test; line 10
-(``log q = -a.f / 2 + log p(y | f) - sum_i log L_ii``) is
-:attr:`LaplacePosterior.log_evidence`: ``a.f / 2 = w.w / (2 s2)`` and
-``sum_i log L_ii = (1/2) log|B| = (M/2) log s2 + (1/2) log|A|``.
+Reference: Rasmussen & Williams (2006), algorithm 3.1, the same mode in function space
+(``f = Phi w``, ``K = s2 Phi Phi^T``); :func:`fit_laplace` is its weight-space form, and the
+comments at its lines cite the algorithm's.
 """
 from __future__ import annotations
 
@@ -99,7 +78,7 @@ class LaplacePosterior:
 
     @property
     def log_det_precision(self) -> float:
-        """``log|A| = 2 sum log L_ii``."""
+        """``log|A| = 2 sum log L_ii`` (book eq. ``eq-ev-cholesky``)."""
         return float(2.0 * np.sum(np.log(np.diag(self.chol))))
 
     @property
@@ -124,6 +103,9 @@ class LaplacePosterior:
         line 10).
         """
         t = self.evidence_terms
+        # Line 10 of R&W algorithm 3.1: log q = -a.f / 2 + log p(y | f) - sum_i log L_ii, L the
+        # factor of B; here a.f / 2 = w.w / (2 s2) and that sum is (1/2) log|B| = (1/2) log|s2 A|
+        # = (M/2) log s2 + (1/2) log|A| (book eq. grid-dual)
         return t["log_likelihood"] + t["prior_quadratic"] + t["prior_normaliser"] + t["occam_log_det"]
 
 
@@ -155,6 +137,7 @@ def _precision(w, Phi, s2):
 
 def _precision_from_curvature(W, Phi, s2):
     """``A = Phi^T diag(W) Phi + diag(1 / s2)`` (``s2`` a float or a vector; no checks)."""
+    # Book eq. map-precision; W is line 4 of R&W algorithm 3.1, W = -grad grad log p(y | f)
     A = (Phi.T * W) @ Phi
     A[np.diag_indices_from(A)] += 1.0 / s2
     return A
@@ -336,6 +319,7 @@ def fit_laplace(
     lik = as_likelihood(likelihood)
     tol = positive_scalar(tol, "tol")
     max_iter = positive_int(max_iter, "max_iter")
+    # Line 2 of R&W algorithm 3.1: f = 0; here w = 0, or a warm start
     w = np.zeros(M) if w0 is None else as_vector(w0, "w0", length=M).copy()
 
     def psi_at(w):
@@ -344,13 +328,19 @@ def fit_laplace(
         return lik.log_likelihood(Phi @ w, y) + log_prior_quadratic(w, s2)
 
     psi = psi_at(w)
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):                         # line 3: repeat
         a = Phi @ w
-        g = Phi.T @ lik.gradient(a, y) - w / s2               # gradient of Psi
+        g = Phi.T @ lik.gradient(a, y) - w / s2               # grad Psi (book eq. map-grad-post)
+        # Line 4: W = -grad grad log p(y | f); here inside A = I / s2 + Phi^T W Phi
         A = _precision_from_curvature(lik.curvature(a, y), Phi, s2)
-        L = _cholesky_of_precision(A, s2)                     # A = L L^T
-        d = cho_solve((L, True), g)                           # Newton direction A^{-1} g
+        # Line 5: L = cholesky(B), B = I + W^1/2 K W^1/2; here A = L L^T (|B| = |s2 A|)
+        L = _cholesky_of_precision(A, s2)
+        # Lines 6-8: b = W f + grad log p, a = b - W^1/2 L^T \ (L \ (W^1/2 K b)), f = K a; here
+        # the Newton step of book eq. map-newton, A d = grad Psi, w <- w + t d (step halving
+        # in _halving_step is not in the algorithm)
+        d = cho_solve((L, True), g)
         w, psi, step = _halving_step(psi_at, w, d, psi)
+        # Line 9: until convergence (of Psi in the algorithm); here the step is negligible
         if _step_negligible(Phi, w, step, tol):
             break
     else:
@@ -360,6 +350,7 @@ def fit_laplace(
             "raise max_iter or loosen tol"
         )
     a = Phi @ w
+    # W and L at the mode, for line 10 (LaplacePosterior.log_evidence) and the predictive
     L = _cholesky_of_precision(_precision_from_curvature(lik.curvature(a, y), Phi, s2), s2)
     return LaplacePosterior(
         w_map=w, chol=L, s2=s2, log_likelihood=lik.log_likelihood(a, y), n_iter=it

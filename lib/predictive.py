@@ -1,24 +1,18 @@
-"""Predictive distributions (book chapter "The probit predictive"; report section 2.1.3).
+"""The probit-approximated predictive distribution under the Laplace posterior.
 
-Under the Laplace posterior ``q(w) = N(w | w_MAP, A^{-1})`` the activation ``a = phi.w`` is
-Gaussian with::
+Derived in the book chapter "The probit predictive" (report section 2.1.3, eq. 9). Book
+equations implemented here:
 
-    mu_a = phi . w_MAP,        sigma_a^2 = phi^T A^{-1} phi = |L^{-1} phi|^2,      (book eq. eq-activation)
+* ``eq-activation``: ``a ~ N(mu_a, sigma_a^2)``, ``mu_a = phi.w_MAP``,
+  ``sigma_a^2 = phi^T A^{-1} phi = |L^{-1} phi|^2``;
+* ``eq-probit-scale``: ``sigma(a) ~= N(lambda a)``, ``lambda^2 = pi / 8``;
+* ``eq-probit``: ``P(y=1 | phi) ~= sigma(rho mu_a)``, ``rho = (1 + pi sigma_a^2 / 8)^{-1/2}``
+  (the sources' kappa; the book keeps kappa for a curvature bound);
+* ``eq-probit-gap``: the largest gap between the logistic and the scaled probit.
 
-and ``P(y=1 | phi) = E[sigma(a)]`` is approximated by replacing the logistic ``sigma`` with the
-scaled probit ``N(lambda a)``, ``N`` the standard normal CDF and ``lambda = sqrt(pi/8)`` (matched
-slopes at the origin; book eq. ``eq-probit-scale``), which gives (book eq. ``eq-probit``;
-Spiegelhalter & Lauritzen 1990; MacKay 1992; Bishop 2006, section 4.5.2; the report's eq. 9)::
-
-    P(y=1 | phi) ~= sigma(rho mu_a),    rho = (1 + lambda^2 sigma_a^2)^{-1/2} = 1 / sqrt(1 + pi sigma_a^2 / 8).
-
-(The sources call ``rho`` kappa; the book keeps kappa for a curvature bound.)
-
-:func:`activation_moments` is the weight-space form of Rasmussen & Williams (2006),
-algorithm 3.2: line 5 (``v = L^{-1} W^1/2 k_*``, a triangular solve) is ``V = L^{-1} Phi^T`` with ``A = L L^T``,
-line 6 (``V[f_*] = k(x_*, x_*) - v.v``) is ``sigma_a^2 = |v|^2``; line 7 (the integral of
-``sigma`` against ``N(mu_a, sigma_a^2)``) is :func:`logistic_gaussian_expectation`, approximated
-by :func:`probit_approximation`.
+References: Spiegelhalter & Lauritzen (1990); MacKay (1992); Bishop (2006), section 4.5.2;
+Rasmussen & Williams (2006), algorithm 3.2, of which :func:`activation_moments` is the
+weight-space form (the comments at its lines cite the algorithm's).
 """
 from __future__ import annotations
 
@@ -53,8 +47,11 @@ def activation_moments(posterior: LaplacePosterior, Phi) -> tuple[np.ndarray, np
     var : ndarray, shape (N,)
     """
     Phi = _design(posterior, Phi)
+    # Line 4 of R&W algorithm 3.2: mean = k_*^T grad log p(y | f_hat); here mu_a = phi.w_MAP
     mu = Phi @ posterior.w_map
+    # Line 5: v = L \ (W^1/2 k_*); here V = L^{-1} Phi^T with A = L L^T
     V = solve_triangular(posterior.chol, Phi.T, lower=True)   # L^{-1} Phi^T, shape (M, N)
+    # Line 6: V[f_*] = k(x_*, x_*) - v.v; here sigma_a^2 = |L^{-1} phi|^2 (book eq. eq-activation)
     return mu, np.einsum("mn,mn->n", V, V)
 
 
@@ -86,11 +83,13 @@ def moderate(mu, var) -> np.ndarray:
 
     No input checks: the per-grid-point hot path (:func:`lib.scores.activation_scores`).
     """
+    # Book eq. eq-probit: rho = (1 + lambda^2 var)^{-1/2}, lambda^2 = pi / 8 (eq. eq-probit-scale)
     return mu / np.sqrt(1.0 + np.pi * var / 8.0)
 
 
 def probit_approximation(mu, var) -> np.ndarray:
     """``sigma(mu / sqrt(1 + pi var / 8))``, the probit approximation of ``E[sigma(a)]``, ``a ~ N(mu, var)``."""
+    # Line 7 of R&W algorithm 3.2 (the averaged probability), approximated by book eq. eq-probit
     return sigmoid(probit_logits(mu, var))
 
 
@@ -111,6 +110,8 @@ def logistic_gaussian_expectation(mu, var) -> np.ndarray:
     ndarray, shape (N,)
     """
     mu, var = _gaussian_moments(mu, var)
+    # Line 7 of R&W algorithm 3.2: int sigma(a) N(a | mu, var) da, here by the trapezoid rule in
+    # z = (a - mu) / sd
     sd = np.sqrt(var)
     h = min(0.1, 0.25 / max(float(sd.max(initial=0.0)), 1e-12))
     z = np.arange(-10.0, 10.0 + h / 2, h)

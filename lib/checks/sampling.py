@@ -1,34 +1,20 @@
-"""Ground truth for the approximations: the exact posterior by sampling and by quadrature (book
-chapter "How good are the approximations?").
+"""Ground truth for the approximations: the exact posterior by NUTS (:func:`sample_posterior`),
+by quadrature (:func:`quadrature_posterior`, ``M <= 3``) and by importance sampling
+(:func:`importance_log_evidence`), the comparisons with the Laplace fit, and the cubic
+correction they are checked against (:func:`cubic_correction`).
 
-The exact posterior of the weights is ``p(w | y) = f(w) / Z`` with the unnormalised density::
+Derived in the book chapter "How good are the approximations?". Book equations implemented
+here: ``eq-ev-logf`` (the target ``log f(w) = Psi(w) - (M/2) log(2 pi s2)``, whose integral is
+the evidence ``Z``), ``eq-gt-whiten`` (``w = w_MAP + L^{-T} z``), ``eq-gt-expansion``,
+``eq-gt-mean-shift`` and ``eq-gt-kl``.
 
-    f(w) = p(y | w) N(w | 0, s2 I),        log f(w) = Psi(w) - (M/2) log(2 pi s2),
+References: Hoffman & Gelman (2014), NUTS, as NumPyro implements it; Gelman et al. (2013),
+*Bayesian Data Analysis*, chapter 11 (split R-hat, effective sample size); Liu & Pierce (1994)
+(Gauss-Hermite quadrature centred and scaled by the Laplace fit); Geweke (1989) (importance
+sampling from a multivariate t); Tierney & Kadane (1986) (the cubic correction).
 
-``Psi(w) = L(w) - w.w / (2 s2)`` the book's log posterior and ``Z`` the evidence. This module
-gives three independent handles on it, and the functions that compare them with the Laplace
-approximation ``q(w) = N(w | w_MAP, A^{-1})`` (:class:`lib.laplace.LaplacePosterior`):
-
-* :func:`sample_posterior`: the No-U-Turn sampler (NUTS) of NumPyro on ``Psi``, optionally
-  preconditioned by the Laplace fit: it samples ``z`` with ``w = w_MAP + L^{-T} z``, ``A = L L^T``.
-  The map is affine, so its Jacobian is constant and the target stays the exact posterior; only
-  the geometry the sampler sees changes (a Gaussian posterior becomes ``N(0, I)``). Diagnostics:
-  split R-hat, effective sample size (ESS), divergences, leapfrog steps.
-* :func:`quadrature_posterior`: tensor Gauss-Hermite quadrature in the same whitened
-  coordinates, for ``M <= 3`` weights: ``log Z``, moments, ``KL(p || q)`` and the predictive,
-  to many digits.
-* :func:`importance_log_evidence`: ``log Z`` by importance sampling from a multivariate t around
-  the Laplace fit, with its standard error and the weights' effective sample size.
-
-Comparisons: :func:`sample_moments` (means, standard deviations, skewness and their Monte Carlo
-standard errors, MCSE), :func:`laplace_moments`, :func:`mc_predictive` (the Monte Carlo
-predictive ``E_p[sigma(phi.w)]`` with its MCSE), and the theory they are checked against,
-:func:`cubic_correction` (the first-order departure from the Laplace Gaussian).
-
-Importing this module turns on JAX's 64-bit mode (``jax_enable_x64``): the sampler then works in
-double precision, like the rest of :mod:`lib`. JAX on the CPU with fixed PRNG keys repeats its
-draws exactly on one machine; on another, late digits may differ and a chain can take another
-path, so sampled figures agree across machines only to within their MCSE.
+Importing this module turns on JAX's 64-bit mode (``jax_enable_x64``). With fixed PRNG keys the
+draws repeat exactly on one machine; across machines, sampled figures agree within their MCSE.
 """
 from __future__ import annotations
 
@@ -123,7 +109,7 @@ def _log_joint(W, Phi, sign, s2, chunk: int = 2048):
         # Psi for each row: lib's log-sigmoid and prior term, batched over the S draws
         out[i : i + chunk] = log_sigmoid(a * sign).sum(axis=1)
         out[i : i + chunk] += prior_quadratic(np.einsum("sm,sm->s", Wc, Wc), s2)
-    return out - 0.5 * M * np.log(2.0 * np.pi * s2)
+    return out - 0.5 * M * np.log(2.0 * np.pi * s2)             # book eq. eq-ev-logf
 
 
 def log_posterior_fn(Phi, y, s2):
@@ -148,6 +134,7 @@ def log_posterior_fn(Phi, y, s2):
     P, sign = jnp.asarray(Phi), jnp.asarray(2.0 * y - 1.0)
 
     def psi(w):
+        # Book eq. map-logpost, log sigma(t) = -log(1 + exp(-t)) with t = (2 y - 1) a
         return -jnp.sum(jnp.logaddexp(0.0, -sign * (P @ w))) - w @ w / (2.0 * s2)
 
     return psi
@@ -261,10 +248,13 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
     shift_j, T_j = jnp.asarray(shift), jnp.asarray(T)
 
     def potential(z):
+        # Book eq. eq-gt-whiten: w = w_MAP + L^{-T} z, affine, so its Jacobian is a constant and
+        # the target stays the exact posterior
         return -psi(shift_j + T_j @ z)
 
     key_init, key_run = jax.random.split(jax.random.PRNGKey(seed))
     z0 = init_scale * jax.random.normal(key_init, (num_chains, M), dtype=jnp.float64)
+    # NUTS (Hoffman & Gelman 2014): step size and diagonal mass matrix adapted in warm-up
     mcmc = MCMC(NUTS(potential_fn=potential, target_accept_prob=float(target_accept)),
                 num_warmup=num_warmup, num_samples=num_draws, num_chains=num_chains,
                 chain_method="sequential", progress_bar=False)
@@ -316,16 +306,17 @@ def sample_moments(draws) -> dict[str, np.ndarray]:
     var = (dev**2).reshape(flat.shape).mean(axis=0)
     sd = np.sqrt(var)
     skew = (dev**3).reshape(flat.shape).mean(axis=0) / sd**3
-    ess = _ess(draws)
+    ess = _ess(draws)                                  # as in Stan; Gelman et al. (2013), ch. 11
     ess_sq = _ess(dev**2)
     var_sq = (dev**2).reshape(flat.shape).var(axis=0)
     mcse_var = np.sqrt(var_sq / ess_sq)
+    # mcse_sd by the delta method: d sd = d var / (2 sd)
     return {
         "mean": mean,
         "sd": sd,
         "skew": skew,
         "ess": ess,
-        "r_hat": np.asarray(split_gelman_rubin(draws)),
+        "r_hat": np.asarray(split_gelman_rubin(draws)),   # split R-hat, ibid.
         "mcse_mean": sd / np.sqrt(ess),
         "mcse_sd": mcse_var / (2.0 * sd),
     }
@@ -469,11 +460,13 @@ def quadrature_posterior(Phi, y, s2, posterior: LaplacePosterior, *,
         raise ValueError(f"quadrature_posterior needs M <= 3 weights (n_nodes**M nodes), got M = {M}")
     post = _laplace(posterior, M)
     n_nodes = int_at_least(n_nodes, "n_nodes", 2)
+    # Gauss-Hermite rule centred and scaled by the Laplace fit (Liu & Pierce 1994)
     z1, om1 = np.polynomial.hermite_e.hermegauss(n_nodes)        # weight exp(-z^2/2)
     Z = np.stack(np.meshgrid(*([z1] * M), indexing="ij"), axis=-1).reshape(-1, M)
     log_om = np.sum(np.log(np.stack(np.meshgrid(*([om1] * M), indexing="ij"), -1)), -1).ravel()
     T = solve_triangular(post.chol, np.eye(M), lower=True).T      # L^{-T}
-    W = post.w_map + Z @ T.T
+    W = post.w_map + Z @ T.T                                      # book eq. eq-gt-whiten
+    # h(z) = log f(w(z)) + |z|^2 / 2, so that f(w(z)) = exp(h(z)) exp(-|z|^2 / 2)
     h = _log_joint(W, Phi, 2.0 * y - 1.0, s2) + 0.5 * np.sum(Z**2, axis=1)
     log_mass = h + log_om
     log_zz = logsumexp(log_mass)                                  # log int f(w(z)) dz
@@ -537,9 +530,9 @@ def cubic_correction(Phi, posterior: LaplacePosterior) -> CubicCorrection:
     post = _laplace(posterior, Phi.shape[1])
     U = solve_triangular(post.chol, Phi.T, lower=True).T           # rows u_n, shape (N, M)
     s = expit(Phi @ post.w_map)
-    c = s * (1.0 - s) * (1.0 - 2.0 * s)
-    t = -U.T @ (c * np.sum(U**2, axis=1))
-    t_norm2 = float(c @ (U @ U.T) ** 3 @ c)
+    c = s * (1.0 - s) * (1.0 - 2.0 * s)                           # c_n of T_ijk, eq-gt-expansion
+    t = -U.T @ (c * np.sum(U**2, axis=1))                          # book eq. eq-gt-mean-shift
+    t_norm2 = float(c @ (U @ U.T) ** 3 @ c)                        # |T|^2 for eq. eq-gt-kl
     half = 0.5 * t
     return CubicCorrection(mean_shift=solve_triangular(post.chol.T, half, lower=False),
                            whitened_shift=half, cubic_norm=float(np.sqrt(t_norm2)),
@@ -619,6 +612,7 @@ def importance_log_evidence(Phi, y, s2, posterior: LaplacePosterior, *, n_draws:
     rng = np.random.default_rng(int_at_least(seed, "seed", 0))
     u = rng.standard_normal((n_draws, M))
     g = rng.chisquare(df, n_draws)
+    # Multivariate t proposal (Geweke 1989) around the Laplace fit
     x = u / np.sqrt(g / df)[:, None]                              # standard t draws
     T = solve_triangular(post.chol, np.eye(M), lower=True).T      # L^{-T}
     c = post.w_map if centre is None else as_vector(centre, "centre", length=M)

@@ -1,76 +1,28 @@
-"""The Laplace log evidence's exact gradient in the hyper-parameters (book chapter "Maximising
-the evidence automatically", eqs. ``eo-*``; chapter "The probit likelihood" for (E9)).
+"""The Laplace log evidence's exact gradient in the hyper-parameters ``theta = (log s2, log l)``
+of the RBF classifier, and in ``log bias_s2`` when the bias has its own prior variance.
 
-The equations (E1)-(E9) below are the ones the code's comments cite, with their book labels.
+Derived in the book chapter "Maximising the evidence automatically" (the bias prior in "The
+probit likelihood"). The equations the comments cite, at ``w = w_MAP``, with
+``h_n = phi_n^T A^{-1} phi_n``, ``D = dPhi/dlog l`` and ``W3_n = dW_nn/da_n``
+(``sigma (1 - sigma)(1 - 2 sigma)`` for the logistic likelihood; the likelihood's
+``curvature_derivative``, as ``y - sigma`` is its ``gradient`` and ``W`` its ``curvature``)::
 
-The model is the RBF classifier of :mod:`lib.features` (centres = the training inputs, width
-``l``, plus a bias column) with the prior ``w ~ N(0, s2 I)``. Its Laplace log evidence is
-(:mod:`lib.laplace`)::
+    (E1) eo-chain          dlogZ/dtheta_j = dlogZ/dtheta_j|explicit + dlogZ/dw_MAP . dw_MAP/dtheta_j
+    (E2) eo-dmode          dlogZ/dw_MAP = -(1/2) Phi^T (h * W3)
+    (E3) eo-ift            A dw_MAP/dtheta_j = d(grad Psi)/dtheta_j
+    (E4) eo-explicit-s2    dlogZ/dlog s2|explicit = w.w / (2 s2) - M/2 + tr(A^{-1}) / (2 s2)
+    (E5) eo-explicit-l     dlogZ/dlog l|explicit = (y - sigma).(D w)
+                               - sum_n W_nn (D A^{-1} Phi^T)_nn - (1/2) sum_n h_n W3_n (D w)_n
+    (E6) eo-ift            d(grad Psi)/dlog s2 = w / s2
+    (E7) eo-ift            d(grad Psi)/dlog l = D^T (y - sigma) - Phi^T W D w
+    (E8) eo-mackay         gamma = M - tr(A^{-1}) / s2 = sum_n W_nn h_n
+    (E9) pr-bias-gradient  the explicit parts for the prior diag(s2, ..., s2, bias_s2)
 
-    log Z(theta) = Psi(w_MAP) - (M/2) log s2 - (1/2) log|A|,    theta = (log s2, log l),
-    Psi(w)       = L(w) - w.w / (2 s2),
-    A            = I / s2 + Phi^T W Phi,    W = diag(sigma_n (1 - sigma_n)),
-    sigma_n      = sigma(phi_n.w_MAP).
+``log Z`` itself is ``eo-log-evidence`` (= ``eq-ev-laplace``, :mod:`lib.laplace`).
 
-Its gradient follows Rasmussen & Williams (2006), algorithm 5.1 and section 5.5.1: ``log Z``
-depends on ``theta`` directly (*explicit* part) and through ``w_MAP(theta)`` (*implicit*
-part). Because ``grad Psi(w_MAP) = 0``, only ``log|A|`` contributes to the implicit part, via
-the third derivative of the log-likelihood ``dW_nn / da_n = sigma (1 - sigma)(1 - 2 sigma)``::
-
-    dlogZ/dtheta_j  = dlogZ/dtheta_j|explicit + (dlogZ/dw_MAP) . (dw_MAP/dtheta_j)        (E1)
-    dlogZ/dw_MAP    = -(1/2) Phi^T (h * sigma (1 - sigma)(1 - 2 sigma)),
-                      h_n = phi_n^T A^{-1} phi_n                                         (E2)
-    dw_MAP/dtheta_j = A^{-1} d(grad Psi)/dtheta_j     (implicit function theorem)       (E3)
-
-With ``D = dPhi/dlog l`` (``D_nm = Phi_nm |x_n - c_m|^2 / l^2``, zero for the bias) the
-explicit parts and the right-hand sides of (E3) are::
-
-    dlogZ/dlog s2|explicit = w.w / (2 s2) - M/2 + tr(A^{-1}) / (2 s2)                   (E4)
-    dlogZ/dlog l |explicit = (y - sigma).(D w) - sum_n W_nn (D A^{-1} Phi^T)_nn
-                             - (1/2) sum_n h_n [sigma (1 - sigma)(1 - 2 sigma)]_n (D w)_n  (E5)
-    d(grad Psi)/dlog s2    = w / s2                                                     (E6)
-    d(grad Psi)/dlog l     = D^T (y - sigma) - Phi^T W D w                              (E7)
-
-(all at ``w = w_MAP``). Every ``A^{-1}`` is applied through the Cholesky factor ``A = L L^T``
-of :func:`lib.laplace.fit_laplace`: ``h`` and ``(D A^{-1} Phi^T)_nn`` are column sums of
-elementwise products of ``L^{-1} Phi^T`` and ``L^{-1} D^T`` (two triangular solves);
-``tr(A^{-1})`` in (E4) is ``s2 (M - gamma)`` with ``gamma = sum_n W_nn h_n`` (the trace of
-``A^{-1} A = I``; E8), so ``A`` is never inverted; and (E3) is solved for ``dw_MAP/dtheta``
-with ``cho_solve`` on ``L`` (two right-hand sides, one when the width derivative is not
-needed). The optimiser uses ``dw_MAP/dtheta`` to predict the mode at its next point.
-
-Book equations: (E1) is ``eo-chain``, (E2) ``eo-dmode``, (E3), (E6) and (E7) ``eo-ift``,
-(E4) ``eo-explicit-s2``, (E5) ``eo-explicit-l``, (E8) ``eo-mackay``; ``log Z`` is
-``eo-log-evidence`` (= ``eq-ev-laplace``).
-
-Rasmussen & Williams (2006), algorithm 5.1, computes the same gradient in the function-space
-(dual) form for Gaussian-process classification; :func:`evidence_gradient` is its
-weight-space form. The mode (algorithm 3.1) and ``log Z`` are :func:`lib.laplace.fit_laplace`;
-``W`` and the Cholesky factor are ``W`` and ``L`` here; the algorithm's ``s2`` (how ``log Z``
-changes with the mode, their eq. 5.23) is (E2), with ``h_n`` the posterior variance of
-``a_n``; ``s1`` (the explicit part, eq. 5.22) is (E4) and (E5); ``b`` and ``s3`` (how the mode
-moves, eq. 5.24) are (E3) with (E6) and (E7); ``s1 + s2.s3`` (eq. 5.21) is (E1). The sign of
-(E2): ``dW_nn/da_n = -d^3 log p``, so (E2) is ``+(1/2) Phi^T (h * d^3 log p)``, plus one half
-(as :func:`lib.models.gp.rbf_evidence_gradient` explains); the central-difference tests
-(``tests/test_hyper_evidence.py``) confirm it.
-
-Other likelihoods and a separate bias prior (book chapter "The probit likelihood"). Nothing
-above is specific to the logistic function except three per-point derivatives of
-``log p(y_n | a_n)``: ``y - sigma`` is the likelihood's ``gradient``, ``W`` its ``curvature``
-and ``sigma (1 - sigma)(1 - 2 sigma)`` its ``curvature_derivative``
-(:class:`lib.likelihood.Likelihood`; :data:`lib.models.probit.PROBIT` supplies all three). With
-``likelihood=`` every formula holds as written. With a prior variance ``s2`` for the RBF
-weights and ``b2`` for the bias (the last weight), ``S = diag(s2, ..., s2, b2)``, the log
-evidence has ``-(1/2) log|S|`` and ``-w.S^{-1}w / 2``, and the explicit parts split by group::
-
-    dlogZ/dlog s2|explicit = sum_{m<M} w_m^2 / (2 s2) - (M-1)/2
-                             + (1/2) (M - gamma - (A^{-1})_MM / b2)
-    dlogZ/dlog b2|explicit = w_M^2 / (2 b2) - 1/2 + (1/2) (A^{-1})_MM / b2              (E9)
-    d(grad Psi)/dlog b2    = (0, ..., 0, w_M / b2)
-
-using ``sum_m (A^{-1})_mm / S_mm = tr(A^{-1} S^{-1}) = M - gamma`` and
-``(A^{-1})_MM = 1 / L_MM^2`` (the last column of ``L^{-1}`` is ``e_M / L_MM``); (E5) and
-(E7) are unchanged. (E9) is book eq. ``pr-bias-gradient`` (chapter "The probit likelihood").
+Reference: Rasmussen & Williams (2006), algorithm 5.1 and section 5.5.1, the same gradient in
+function space; :func:`_evidence_gradient` is its weight-space form, and the comments at its
+lines cite the algorithm's.
 """
 from __future__ import annotations
 
@@ -179,31 +131,42 @@ def _evidence_gradient(d2, y, s2, width, w0=None, *, width_derivative=True,
     ``log l`` are NaN and their (costlier) computation is skipped. With ``bias_s2`` the bias
     has its own prior variance and the gradient a third entry, ``dlogZ/dlog bias_s2`` (E9).
     """
+    # Line 2 of R&W algorithm 5.1: compute K (and dK/dtheta_j, line 11); here Phi and D
     Phi, D = _rbf_from_distances(d2, width)
     M = Phi.shape[1]
     prior = _prior_vector(s2, bias_s2, M)                     # s2, or diag(S) with the bias last
     if isinstance(w0, list):
         w0 = _best_start(w0, Phi, y, prior, likelihood)
+    # Lines 3-6: the mode (algorithm 3.1), W, L = cholesky(B) and log Z; here fit_laplace,
+    # with L the factor of A (lib.laplace)
     post = fit_laplace(Phi, y, prior, w0=w0, max_iter=500, likelihood=likelihood)
     w, L = post.w_map, post.chol
     a = Phi @ w
     g_lik = likelihood.gradient(a, y)                         # d log p / da   (y - sigma)
-    W = likelihood.curvature(a, y)                            # diagonal of W
+    W = likelihood.curvature(a, y)                            # diagonal of W (line 4)
     W3 = likelihood.curvature_derivative(a, y)                # dW_nn/da_n (third derivative of L)
 
+    # Line 8: C = L \ (W^1/2 K), for the posterior variances diag(K) - diag(C^T C) of line 9;
+    # here C = L^{-1} Phi^T and h_n = |C[:, n]|^2, the posterior variance of a_n
     C = solve_triangular(L, Phi.T, lower=True)                # L^{-1} Phi^T, (M, N)
     h = np.einsum("mn,mn->n", C, C)                           # h_n = phi_n^T A^{-1} phi_n
     # gamma = tr(A^{-1} Phi^T W Phi) = sum_n W_nn h_n, MacKay's gamma = M - tr(A^{-1}) / s2 of
     # lib.scores.effective_parameters (equal since A^{-1} A = I; tested), from the h_n the
     # gradient needs anyway; so tr(A^{-1} S^{-1}) = M - gamma without inverting A.
-    gamma = float(W @ h)
+    gamma = float(W @ h)                                      # (E8)
+    # Line 9: R&W's s_2 = dlogZ/df (their eq. 5.23); here (E2). W3 = -grad^3 log p, so this is
+    # +(1/2) Phi^T (h * grad^3 log p), plus one half (lib.models.gp.rbf_evidence_gradient
+    # explains the sign; the central differences of tests/test_hyper_evidence.py confirm it)
     dZ_dw = -0.5 * Phi.T @ (W3 * h)                           # (E2)
 
     n_theta = 2 if bias_s2 is None else 3
     explicit = np.full(n_theta, np.nan)
     rhs = np.full((M, n_theta), np.nan)                       # d(grad Psi)/dtheta, columns j
+    # Lines 10-15 (for each theta_j): line 12's s_1 (their eq. 5.22) is the explicit part
+    # (E4, E5, E9); lines 13-14's b and s_3 (eq. 5.24, how the mode moves) are (E3) with the
+    # right-hand sides (E6, E7); line 15's s_1 + s_2.s_3 (eq. 5.21) is (E1)
     if bias_s2 is None:
-        tr_Ainv = s2 * (M - gamma)                            # tr(A^{-1}) for S = s2 I
+        tr_Ainv = s2 * (M - gamma)                            # tr(A^{-1}) for S = s2 I (E8)
         explicit[0] = float(w @ w) / (2.0 * s2) - 0.5 * M + tr_Ainv / (2.0 * s2)     # (E4)
         rhs[:, 0] = w / s2                                                            # (E6)
     else:
@@ -212,10 +175,10 @@ def _evidence_gradient(d2, y, s2, width, w0=None, *, width_derivative=True,
         bias_share = 1.0 / (L[-1, -1] ** 2 * bias_s2)          # (A^{-1})_MM / bias_s2
         wr = w[:-1]
         explicit[0] = float(wr @ wr) / (2.0 * s2) - 0.5 * (M - 1) + 0.5 * (M - gamma - bias_share)
-        explicit[2] = w[-1] ** 2 / (2.0 * bias_s2) - 0.5 + 0.5 * bias_share
-        rhs[:, 0] = np.append(wr / s2, 0.0)
-        rhs[:, 2] = 0.0
-        rhs[-1, 2] = w[-1] / bias_s2
+        explicit[2] = w[-1] ** 2 / (2.0 * bias_s2) - 0.5 + 0.5 * bias_share   # (E9), the bias
+        rhs[:, 0] = np.append(wr / s2, 0.0)                   # (E6) for the RBF weights
+        rhs[:, 2] = 0.0                                       # d(grad Psi)/dlog bias_s2 =
+        rhs[-1, 2] = w[-1] / bias_s2                          #   (0, ..., 0, w_M / bias_s2)
     if width_derivative:
         E = solve_triangular(L, D.T, lower=True)              # L^{-1} D^T,   (M, N)
         g = np.einsum("mn,mn->n", E, C)                       # (D A^{-1} Phi^T)_nn
@@ -225,7 +188,7 @@ def _evidence_gradient(d2, y, s2, width, w0=None, *, width_derivative=True,
     cols = [j for j in range(n_theta) if j != 1 or width_derivative]
     dw_dtheta = np.full((M, n_theta), np.nan)
     dw_dtheta[:, cols] = cho_solve((L, True), rhs[:, cols])   # (E3) A dw/dtheta = d(grad Psi)/dtheta
-    implicit = dZ_dw @ dw_dtheta                              # (E1)
+    implicit = dZ_dw @ dw_dtheta                              # (E1); line 15's s_2.s_3
     return EvidenceGradient(
         s2=s2, width=width, log_evidence=float(post.log_evidence),
         gradient=explicit + implicit, explicit=explicit, implicit=implicit,

@@ -1,15 +1,9 @@
-"""MacKay's (1992) fixed-point update of the prior variance ``s2`` at a fixed width (book
-chapter "Maximising the evidence automatically", eq. ``eo-mackay``).
+"""MacKay's fixed-point update of the prior variance ``s2`` at a fixed RBF width.
 
-MacKay's (1992) fixed-point update for ``s2`` sets the explicit part (E4) to zero and
-iterates::
-
-    gamma = M - tr(A^{-1}) / s2 = sum_n W_nn h_n     (well-determined parameters; computed
-                                                      as the sum, = lib.scores.effective_parameters)
-    s2   <- w_MAP.w_MAP / gamma                                                         (E8)
-
-It ignores the implicit part (E1-E3), so its fixed point is a stationary point of ``log Z`` in
-``s2`` only up to that term.
+Derived in the book chapter "Maximising the evidence automatically", eq. ``eo-mackay``
+((E8) of :mod:`lib.hyper.gradient`): ``s2 <- w_MAP.w_MAP / gamma``, which zeroes the explicit
+part of the gradient and ignores the implicit one. Reference: MacKay (1992), "Bayesian
+interpolation" and "The evidence framework applied to classification networks".
 """
 from __future__ import annotations
 
@@ -109,7 +103,10 @@ def mackay_s2(
     for it in range(1, max_iter + 1):
         res = _evidence_gradient(d2, y_train, s2, width, w0=w0, width_derivative=False)
         w0 = res.posterior.w_map
-        s2_new = float(w0 @ w0) / res.gamma                   # (E8)
+        # (E8), book eq. eo-mackay: gamma = sum_n W_nn h_n = M - tr(A^{-1}) / s2, the number of
+        # well-determined parameters (lib.scores.effective_parameters), from _evidence_gradient's
+        # h_n; (E4) is zero at the fixed point
+        s2_new = float(w0 @ w0) / res.gamma
         path.append(s2_new)
         if abs(s2_new - s2) <= tol * s2:
             s2 = s2_new

@@ -1,6 +1,6 @@
 """Maximising the Laplace evidence over ``(s2, l)`` (and a bias prior variance) by L-BFGS-B
 with the exact gradient of :mod:`lib.hyper.gradient` (book chapter "Maximising the evidence
-automatically"; report section 3.3 did this by grid search). The objective
+automatically", eq. ``eo-chain``; report section 3.3 did this by grid search). The objective
 (:class:`_EvidenceObjective`) is kept apart from the optimiser (:func:`_lbfgs_from_starts`).
 """
 from __future__ import annotations
@@ -266,7 +266,8 @@ class _EvidenceObjective:
         starts_w = []
         if self.last is not None:
             # Warm start for Newton: the last mode, or its first-order prediction at the new
-            # theta, w + (dw/dtheta) dtheta (E3), whichever has the higher log posterior.
+            # theta, w + (dw/dtheta) dtheta ((E3), book eq. eo-ift), whichever has the higher
+            # log posterior.
             last = self.last
             previous = [last.s2, last.width] + ([last.bias_s2] if self.n_free == 3 else [])
             dtheta = np.asarray(theta, dtype=float) - np.log(previous)[:self.n_free]

@@ -1,17 +1,14 @@
-"""Gaussian-process (function-space) Laplace classification (book chapter "The function-space
-view"; Hennig, lecture 14; Rasmussen & Williams (2006), section 3.4, algorithms 3.1, 3.2, 5.1).
+"""Gaussian-process (function-space) Laplace classification: the mode and log marginal
+likelihood, the latent predictive and the hyper-parameter gradient.
 
-With the prior ``w ~ N(0, s2 I)`` on the weights of a design ``Phi``, the latent function
-``f = Phi w`` is a Gaussian process with kernel ``k(x, x') = s2 phi(x).phi(x')``
-(:func:`basis_kernel`). The same Laplace approximation, written for ``f`` at the N training
-inputs instead of for the M weights, needs only the N x N Gram matrix ``K``; the stationary
-kernel ``k(x, x') = s_f^2 exp(-|x - x'|^2 / (2 l^2))`` (:func:`rbf_kernel`) is the limit of
-infinitely many radial-basis functions.
+Derived in the book chapter "The function-space view: Gaussian-process classification"
+(Hennig, lecture 14). Book equations implemented here: ``gp-kernel`` (:func:`basis_kernel`),
+``gp-rbf`` (:func:`rbf_kernel`), ``gp-newton`` and ``gp-logz`` (:func:`fit_gp_laplace`),
+``gp-pred`` (:func:`predict_latent`). Labels are 0/1 (R&W's ``t = (y + 1) / 2``, their
+eq. 3.15) and the likelihood is the logistic one.
 
-Labels are 0/1 (``t`` in R&W's eq. 3.15, ``t = (y + 1)/2``); the likelihood is logistic,
-``log p(y | f) = sum_n log sigma((2 y_n - 1) f_n)`` (:func:`lib.likelihood.log_sigmoid`), with
-gradient ``y - pi``, curvature ``W = diag(pi (1 - pi))``, ``pi = sigma(f)``, and third
-derivative ``-pi (1 - pi)(1 - 2 pi)``.
+Reference: Rasmussen & Williams (2006), section 3.4, algorithms 3.1, 3.2 and 5.1; the comments
+at the code cite the algorithms' lines.
 """
 from __future__ import annotations
 
@@ -99,15 +96,13 @@ class GPLaplace:
 
 
 def fit_gp_laplace(K, y, *, tol: float = 1e-12, max_iter: int = 100) -> GPLaplace:
-    """Mode, ``B`` and log marginal likelihood by R&W algorithm 3.1.
+    """Mode, ``B`` and log marginal likelihood by R&W algorithm 3.1 (book eqs. ``gp-newton``,
+    ``gp-logz``).
 
-    Line 2 ``f = 0``; each iteration: line 4 ``W = diag(pi (1 - pi))``; line 5
-    ``L = cholesky(I + W^1/2 K W^1/2)``; line 6 ``b = W f + grad log p(y | f)``; line 7
-    ``a = b - W^1/2 L^T \\ (L \\ (W^1/2 K b))``; line 8 ``f = K a``; line 9: until
-    ``max |Delta f| <= tol (1 + max |f|)``. Line 10 ``log q = -a.f / 2 + log p(y | f) -
-    sum_i log L_ii``, with ``W``, ``L`` and ``a = grad log p(y | f)`` recomputed at the final
-    mode (so that ``a`` and ``f`` are consistent to rounding). No step halving: the logistic
-    Newton iteration from ``f = 0`` converges on the problems of the book.
+    Newton's iteration from ``f = 0`` until ``max |Delta f| <= tol (1 + max |f|)``, with ``W``,
+    ``L`` and ``a = grad log p(y | f)`` recomputed at the final mode (so that ``a`` and ``f``
+    are consistent to rounding). No step halving: the logistic Newton iteration from ``f = 0``
+    converges on the problems of the book.
 
     Parameters
     ----------
@@ -134,43 +129,46 @@ def fit_gp_laplace(K, y, *, tol: float = 1e-12, max_iter: int = 100) -> GPLaplac
     y = as_labels(y, "y", length=N)
     tol = positive_scalar(tol, "tol")
     max_iter = positive_int(max_iter, "max_iter")
-    f = np.zeros(N)
-    for it in range(1, max_iter + 1):
+    # Based on R&W algorithm 3.1
+    f = np.zeros(N)                                           # line 2: f = 0
+    for it in range(1, max_iter + 1):                         # line 3: repeat
         pi = sigmoid(f)
-        w = logistic_curvature(f)
+        w = logistic_curvature(f)                             # line 4: W = diag(pi (1 - pi))
         sw = np.sqrt(w)
-        L = _chol_b(K, sw)
-        b = w * f + (y - pi)
+        L = _chol_b(K, sw)                                    # line 5: L = cholesky(B)
+        b = w * f + (y - pi)                                  # line 6: b = W f + grad log p
+        # Line 7: a = b - W^1/2 L^T \ (L \ (W^1/2 K b))
         c = solve_triangular(L, sw * (K @ b), lower=True)
         a = b - sw * solve_triangular(L, c, lower=True, trans="T")
-        f_new = K @ a
+        f_new = K @ a                                         # line 8: f = K a
         step = np.max(np.abs(f_new - f))
         f = f_new
+        # Line 9: until convergence (of the objective there; here of f)
         if step <= tol * (1.0 + np.max(np.abs(f))):
             break
     else:
         raise ConvergenceError(f"Newton (algorithm 3.1) did not converge in {max_iter} iterations")
-    pi = sigmoid(f)
+    pi = sigmoid(f)                                           # W, L and a again at the mode
     sw = np.sqrt(logistic_curvature(f))
     L = _chol_b(K, sw)
-    grad = y - pi
+    grad = y - pi                                             # a = grad log p(y | f_hat)
     loglik = log_likelihood_from_activations(f, y)
+    # Line 10: log q = -a.f / 2 + log p(y | f) - sum_i log L_ii (book eq. gp-logz)
     log_q = -0.5 * float(grad @ f) + loglik - float(np.sum(np.log(np.diag(L))))
     return GPLaplace(f, grad, sw, L, loglik, log_q, it)
 
 
 def _chol_b(K, sw):
+    # Line 5 of R&W algorithm 3.1: L = cholesky(B), B = I + W^1/2 K W^1/2
     B = sw[:, None] * K * sw[None, :]
     B[np.diag_indices_from(B)] += 1.0
     return cholesky(B, lower=True)
 
 
 def predict_latent(fit: GPLaplace, K_star, k_star_diag) -> tuple[np.ndarray, np.ndarray]:
-    """Predictive mean and variance of the latent ``f(x_*)`` by R&W algorithm 3.2.
-
-    Line 4 ``mean = k_*^T grad log p(y | f_hat)``; line 5 ``v = L \\ (W^1/2 k_*)``;
-    line 6 ``var = k(x_*, x_*) - v.v``. (Line 7, the averaged probability, is
-    :func:`lib.predictive.logistic_gaussian_expectation` of these moments.)
+    """Predictive mean and variance of the latent ``f(x_*)`` by R&W algorithm 3.2, lines 4-6
+    (book eq. ``gp-pred``); its line 7, the averaged probability, is
+    :func:`lib.predictive.logistic_gaussian_expectation` of these moments.
 
     Parameters
     ----------
@@ -190,25 +188,16 @@ def predict_latent(fit: GPLaplace, K_star, k_star_diag) -> tuple[np.ndarray, np.
     k_diag = np.asarray(k_star_diag, dtype=float).reshape(-1)
     if k_diag.shape[0] != K_star.shape[1]:
         raise ValueError("k_star_diag must have one entry per column of K_star")
-    mean = K_star.T @ fit.grad
-    v = solve_triangular(fit.chol, fit.sqrt_w[:, None] * K_star, lower=True)
-    return mean, k_diag - np.einsum("ns,ns->s", v, v)
+    mean = K_star.T @ fit.grad                                # line 4: k_*^T grad log p(y | f_hat)
+    v = solve_triangular(fit.chol, fit.sqrt_w[:, None] * K_star, lower=True)   # line 5
+    return mean, k_diag - np.einsum("ns,ns->s", v, v)         # line 6: k(x_*, x_*) - v.v
 
 
 def rbf_evidence_gradient(X_train, y_train, signal_var, width) -> tuple[float, np.ndarray, GPLaplace]:
     """Log marginal likelihood of the RBF-kernel GP and its gradient in ``(log s_f^2, log l)``.
 
-    R&W algorithm 5.1: after the mode (lines 2-3, :func:`fit_gp_laplace`), line 4
-    ``log Z``; line 5 ``R = W^1/2 L^T \\ (L \\ W^1/2)``; line 6 ``C = L \\ (W^1/2 K)``;
-    line 7 ``s2 = 1/2 diag(diag(K) - diag(C^T C)) grad^3 log p(y | f_hat)``; for each
-    hyper-parameter (lines 8-13) with ``C = dK/dtheta_j``: ``s1 = a^T C a / 2 - tr(R C)/2``,
-    ``b = C grad log p``, ``s3 = b - K R b``, ``d log Z / d theta_j = s1 + s2.s3``.
-    Here ``dK/dlog s_f^2 = K`` and ``dK/dlog l = K * |x - x'|^2 / l^2``.
-
-    Sign of line 7: ``d log q / d f_i = -(1/2) d log|B| / d f_i``, and ``d W_ii / d f_i =
-    -grad^3 log p``, so ``s2`` is *plus* one half of ``diag(Sigma)`` times the third
-    derivative (with ``-1/2`` the implicit term would have the wrong sign; the gradient
-    here matches central finite differences, see ``tests/test_gp.py``).
+    By R&W algorithm 5.1, with ``dK/dlog s_f^2 = K`` and ``dK/dlog l = K * |x - x'|^2 / l^2``;
+    the gradient matches central finite differences (``tests/test_gp.py``).
 
     Parameters
     ----------
@@ -228,21 +217,27 @@ def rbf_evidence_gradient(X_train, y_train, signal_var, width) -> tuple[float, n
     X_train = as_matrix(X_train, "X_train")
     d2 = squared_distances(X_train, X_train)
     width = check_width(width, "width")
-    K = positive_scalar(signal_var, "signal_var") * np.exp(-d2 / (2.0 * width**2))
-    fit = fit_gp_laplace(K, y_train)
+    # Based on R&W algorithm 5.1
+    K = positive_scalar(signal_var, "signal_var") * np.exp(-d2 / (2.0 * width**2))   # line 2
+    fit = fit_gp_laplace(K, y_train)                          # lines 3-6: f_hat, W, L, log Z
     L, sw, a = fit.chol, fit.sqrt_w, fit.grad
+    # Line 7: R = W^1/2 L^T \ (L \ W^1/2)
     R = sw[:, None] * solve_triangular(L, solve_triangular(L, np.diag(sw), lower=True),
                                        lower=True, trans="T")
-    C = solve_triangular(L, sw[:, None] * K, lower=True)
+    C = solve_triangular(L, sw[:, None] * K, lower=True)      # line 8: C = L \ (W^1/2 K)
     pi = sigmoid(fit.f_hat)
-    third = -pi * (1.0 - pi) * (1.0 - 2.0 * pi)
+    third = -pi * (1.0 - pi) * (1.0 - 2.0 * pi)               # grad^3 log p(y | f_hat)
+    # Line 9: s_2 = diag(diag(K) - diag(C^T C)) grad^3 log p / 2 (their eq. 5.23), *plus* one
+    # half: d log q / d f_i = -(1/2) d log|B| / d f_i and d W_ii / d f_i = -grad^3 log p (with
+    # -1/2 the implicit term would have the wrong sign)
     s2 = 0.5 * (np.diag(K) - np.einsum("ij,ij->j", C, C)) * third
     grads = []
-    for dK in (K, K * d2 / width**2):
+    for dK in (K, K * d2 / width**2):                         # lines 10-11: C = dK/dtheta_j
+        # Line 12: s_1 = a^T C a / 2 - tr(R C) / 2 (their eq. 5.22)
         s1 = 0.5 * float(a @ dK @ a) - 0.5 * float(np.einsum("ij,ji->", R, dK))
-        b = dK @ a
-        s3 = b - K @ (R @ b)
-        grads.append(s1 + float(s2 @ s3))
+        b = dK @ a                                            # line 13: b = C grad log p
+        s3 = b - K @ (R @ b)                                  # line 14: s_3 = b - K R b
+        grads.append(s1 + float(s2 @ s3))                     # line 15: s_1 + s_2.s_3
     return fit.log_evidence, np.array(grads), fit
 
 
@@ -287,12 +282,13 @@ def newton_cg(K, y, cg_rtol, *, max_newton: int = 30, tol: float = 1e-12):
     max_newton = positive_int(max_newton, "max_newton")
     f, z = np.zeros(N), np.zeros(N)
     history = []
-    for _ in range(max_newton):
+    for _ in range(max_newton):                               # R&W algorithm 3.1, line 3
         pi = sigmoid(f)
-        w = logistic_curvature(f)
+        w = logistic_curvature(f)                             # line 4
         sw = np.sqrt(w)
+        # Line 5's B = I + W^1/2 K W^1/2, as products only (no Cholesky factor)
         B = LinearOperator((N, N), matvec=lambda v, sw=sw: v + sw * (K @ (sw * v)), dtype=float)
-        b = w * f + (y - pi)
+        b = w * f + (y - pi)                                  # line 6
         rhs = sw * (K @ b)
         norm = float(np.linalg.norm(rhs))
         residuals = []
@@ -300,14 +296,15 @@ def newton_cg(K, y, cg_rtol, *, max_newton: int = 30, tol: float = 1e-12):
         def record(zk, B=B, rhs=rhs, norm=norm, residuals=residuals):
             residuals.append(float(np.linalg.norm(rhs - B.matvec(zk))) / norm)
 
+        # Line 7's B^{-1} W^1/2 K b by CG instead of the two triangular solves with L
         z, _ = cg(B, rhs, x0=z, rtol=cg_rtol, atol=0.0, maxiter=10 * N, callback=record)
         history.append(residuals)
-        a = b - sw * z
-        f_new = K @ a
+        a = b - sw * z                                        # line 7
+        f_new = K @ a                                         # line 8
         step = np.max(np.abs(f_new - f))
         f = f_new
         if step <= tol * (1.0 + np.max(np.abs(f))):
             break
-    L = _chol_b(K, np.sqrt(logistic_curvature(f)))
+    L = _chol_b(K, np.sqrt(logistic_curvature(f)))           # line 10, with the exact log|B|
     log_q = -0.5 * float(a @ f) + log_likelihood_from_activations(f, y) - float(np.sum(np.log(np.diag(L))))
     return log_q, sum(len(r) for r in history), np.array(history[0])

@@ -1,32 +1,18 @@
-"""The probit (erfc) likelihood of Barrett's note (book chapter "The probit likelihood").
+"""The probit (erfc) likelihood of Barrett's note, :data:`PROBIT`, for
+:func:`lib.laplace.fit_laplace` and :mod:`lib.hyper` (``likelihood=PROBIT``), and the note's
+formulas as printed, for checking.
 
-Barrett (2013) writes the class probabilities with the complementary error function,
-``p(sigma = -1 | x, w) = (1/2) erfc(h)``, ``p(sigma = +1 | x, w) = 1 - (1/2) erfc(h)``,
-``h = w.x + w0``. With the book's labels ``y in {0, 1}`` (``sigma = 2 y - 1``) and the
-activation ``a = phi.w`` (bias in ``w``), and ``1 - erfc(h) / 2 = erfc(-h) / 2``::
+Derived in the book chapter "The probit likelihood". Book equations implemented here:
 
-    p(y | a) = (1/2) erfc(-t) = N(sqrt(2) t),     t = (2 y - 1) a,
+* ``pr-model``: ``p(y | a) = (1/2) erfc(-t) = N(sqrt(2) t)``, ``t = (2 y - 1) a``;
+* ``pr-ratio``: ``r(h) = (2 / sqrt(pi)) exp(-h^2) / erfc(h) = 2 / (sqrt(pi) erfcx(h))``;
+* ``pr-derivatives``: ``d log p / da = (2 y - 1) q``, ``W = q (q + 2 t)``, ``q = r(-t)``;
+* ``pr-third``: ``dW / da = 2 (2 y - 1)(q - W (q + t))``;
+* ``pr-asymptotic``: the asymptotic series of ``erfc`` (coefficients ``(-1)^n (2n - 1)!!``);
+* ``pr-predictive``: ``p(y = 1) = N(mu / sqrt(1/2 + v))`` for ``a ~ N(mu, v)``.
 
-with ``N`` the standard normal CDF. Per point, with the ratio
-``r(h) = (2 / sqrt(pi)) exp(-h^2) / erfc(h) = 2 / (sqrt(pi) erfcx(h))``::
-
-    log p     = log N(sqrt(2) t)                   (scipy.special.log_ndtr)
-    d log p/da = (2 y - 1) q,                       q = r(-t)
-    W_nn      = -d^2 log p / da^2 = q (q + 2 t)     (> 0: the model is log-concave)
-
-``erfcx(h) = exp(h^2) erfc(h)`` (scipy) is finite and accurate for every ``h`` where the
-naive ``exp(-h^2) / erfc(h)`` is ``0 / 0`` (``h`` above about 26.5) and overflows to ``inf``
-only where ``r`` is 0 anyway (``h`` below about -26.6). :data:`PROBIT` plugs these into
-:func:`lib.laplace.fit_laplace`.
-
-Under a Gaussian ``a ~ N(mu, v)`` the predictive is exact (:func:`predictive_proba`)::
-
-    p(y = 1) = E[N(sqrt(2) a)] = N(mu / sqrt(1/2 + v)).
-
-The evidence search over the note's ``(alpha^2, beta^2)`` and the width ``l`` is
-:func:`lib.hyper.maximise_evidence` with ``likelihood=PROBIT`` and
-``bias_s2_bounds`` (``s2`` plays ``alpha^2``, ``bias_s2`` plays ``beta^2``); its analytic
-gradient needs the third derivative :func:`curvature_derivative`.
+Reference: Barrett (2013), "Bayesian Linear Classifier" (a note); the comments cite its
+equations.
 """
 from __future__ import annotations
 
@@ -46,6 +32,7 @@ TRUE_SERIES = (1.0, -1.0, 3.0, -15.0)
 
 def log_half_erfc(h) -> np.ndarray:
     """``log((1/2) erfc(h)) = log N(-sqrt(2) h)``, stable for every real ``h``."""
+    # The note's eq. (5) term for sigma = -1, by scipy's log_ndtr instead of log and erfc
     return log_ndtr(-SQRT2 * np.asarray(h, dtype=float))
 
 
@@ -54,18 +41,23 @@ def erfc_ratio(h) -> np.ndarray:
 
     ``r(h) = -d log erfc(h) / dh``; ``r(h) ~ 2 h`` for large ``h``, ``r(h) -> 0`` for ``h -> -inf``.
     """
+    # Book eq. pr-ratio; erfcx(h) = exp(h^2) erfc(h) is finite where the note's
+    # exp(-h^2) / erfc(h) is 0 / 0 (h above about 26.5), so the note's switch to its asymptotic
+    # series at |h| >= 20 is not needed
     with np.errstate(over="ignore"):        # erfcx = inf (h < -26.6): r = 0, its limit
         return 2.0 / (SQRT_PI * erfcx(np.asarray(h, dtype=float)))
 
 
 def naive_log_half_erfc(h) -> np.ndarray:
     """``log((1/2) erfc(h))`` evaluated as written (``-inf`` once ``erfc`` underflows)."""
+    # The note's eq. (5) term for sigma = -1, as printed
     with np.errstate(all="ignore"):
         return np.log(0.5 * erfc(np.asarray(h, dtype=float)))
 
 
 def naive_log_one_minus_half_erfc(h) -> np.ndarray:
     """``log(1 - (1/2) erfc(h))`` as the note's eq. (5) writes it (cancels for ``h < -6``)."""
+    # The note's eq. (5) term for sigma = +1, as printed
     with np.errstate(all="ignore"):
         return np.log(1.0 - 0.5 * erfc(np.asarray(h, dtype=float)))
 
@@ -79,6 +71,7 @@ def naive_erfc_ratio(h) -> np.ndarray:
 
 def asymptotic_bracket(h, series=TRUE_SERIES) -> np.ndarray:
     """``sum_n c_n / (2 h^2)^n``, the bracket of the note's asymptotic expansion (``h > 0``)."""
+    # Book eq. pr-asymptotic with TRUE_SERIES; the note's (after Menzel) with NOTE_SERIES
     x = 1.0 / (2.0 * np.asarray(h, dtype=float) ** 2)
     return sum(c * x**n for n, c in enumerate(series))
 
@@ -101,6 +94,8 @@ def _signed(a, y):
 
 def label_log_probs(a, y) -> np.ndarray:
     """Per-point ``log p(y_n | a_n) = log N(sqrt(2) t_n)``, ``t_n = (2 y_n - 1) a_n`` (no checks)."""
+    # Book eq. pr-model: the note's eq. (5) terms log((1/2) erfc(h)) (sigma = -1) and
+    # log(1 - (1/2) erfc(h)) (sigma = +1), both log N(sqrt(2) t) with t = -h and t = h
     return log_ndtr(SQRT2 * _signed(a, y))
 
 
@@ -111,6 +106,8 @@ def log_likelihood_from_activations(a, y) -> float:
 
 def gradient(a, y) -> np.ndarray:
     """``d log p(y_n | a_n) / da_n = (2 y_n - 1) r(-t_n)`` per point (no checks)."""
+    # Book eq. pr-derivatives; the likelihood part of the note's gradient, eq. (6), carries a
+    # further -1/N (the note minimises -log p / N)
     return np.where(y == 1, 1.0, -1.0) * erfc_ratio(-_signed(a, y))
 
 
@@ -118,6 +115,7 @@ def curvature(a, y) -> np.ndarray:
     """``W_nn = -d^2 log p(y_n | a_n) / da_n^2 = q (q + 2 t)``, ``q = r(-t_n)`` (no checks)."""
     t = _signed(a, y)
     q = erfc_ratio(-t)
+    # Book eq. pr-derivatives; the note's curvature matrix is (Phi^T W Phi + S^{-1}) / N
     return q * (q + 2.0 * t)
 
 
@@ -129,7 +127,7 @@ def curvature_derivative(a, y) -> np.ndarray:
     t = _signed(a, y)
     q = erfc_ratio(-t)
     W = q * (q + 2.0 * t)
-    return np.where(y == 1, 2.0, -2.0) * (q - W * (q + t))
+    return np.where(y == 1, 2.0, -2.0) * (q - W * (q + t))  # book eq. pr-third
 
 
 #: The probit likelihood ``p(y = 1 | a) = (1/2) erfc(-a) = N(sqrt(2) a)`` for
@@ -146,4 +144,4 @@ def proba(a) -> np.ndarray:
 def predictive_proba(mu, var) -> np.ndarray:
     """Exact ``E[N(sqrt(2) a)]`` for ``a ~ N(mu, var)``: ``N(mu / sqrt(1/2 + var))``."""
     mu, var = np.asarray(mu, dtype=float), np.asarray(var, dtype=float)
-    return ndtr(mu / np.sqrt(0.5 + var))
+    return ndtr(mu / np.sqrt(0.5 + var))                    # book eq. pr-predictive, c = sqrt(2)

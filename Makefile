@@ -1,5 +1,6 @@
 # Two commands from a fresh clone (Python 3.11 on the PATH is all they need):
 #   make book   builds the HTML book from the committed, executed chapters -> _build/html/index.html
+#   make pdf    the whole book as one PDF (one-page HTML printed by headless Chromium) -> _build/pdf/book.pdf
 #   make test   runs every test (lib unit tests, nbval over chapters/, README example, book build,
 #               the book in headless Chromium: tests/test_browser.py)
 # Both install MathJax (pinned, sha256-checked, from the npm registry) into the git-ignored _vendor/,
@@ -23,7 +24,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: book test execute lock bench clean check-data mathjax
+.PHONY: book pdf test execute lock bench clean check-data mathjax
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required (set PYTHON=...)"'
@@ -42,6 +43,13 @@ mathjax: $(MATHJAX)
 book: $(STAMP) $(MATHJAX)
 	$(BIN)/jupyter-book build -W -n --keep-going .
 	@test -f _build/html/index.html && echo "book written to _build/html/index.html"
+
+# The whole book on one HTML page, typeset by MathJax and printed to A4 by Chromium (as the browser
+# test drives it; Debian's chromium and chromium-driver), solutions and errata opened.
+pdf: $(STAMP) $(MATHJAX)
+	$(BIN)/jupyter-book build -W -n --keep-going --builder singlehtml .
+	$(BIN)/python scripts/print_pdf.py _build/singlehtml _build/pdf/book.pdf
+	@echo "book written to _build/pdf/book.pdf"
 
 check-data: $(STAMP)
 	@$(BIN)/python -m lib

@@ -42,7 +42,8 @@ def erfc_ratio(h) -> np.ndarray:
     ``r(h) = -d log erfc(h) / dh``; ``r(h) ~ 2 h`` for large ``h``, ``r(h) -> 0`` for ``h -> -inf``.
     """
     # Book eq. pr-ratio; erfcx(h) = exp(h^2) erfc(h) is finite where the note's
-    # exp(-h^2) / erfc(h) is 0 / 0 (h above about 26.5), so the note's switch to its asymptotic
+    # exp(-h^2) / erfc(h) is x / 0 from h = 26.7 (erfc underflows) and 0 / 0 from h = 27.3 (book
+    # chapter "The probit likelihood", its numerics section), so the note's switch to its asymptotic
     # series at |h| >= 20 is not needed
     with np.errstate(over="ignore"):        # erfcx = inf (h < -26.6): r = 0, its limit
         return 2.0 / (SQRT_PI * erfcx(np.asarray(h, dtype=float)))

@@ -111,13 +111,19 @@ TEXT: dict = {
     # Section 3.3.1, the coarse grid.
     "coarse_grid_size": ("ten by ten", "A ten by ten grid search was performed"),
     "coarse_range": ("10^{-4} < sigma_0 < 10^4 and 10^{-4} < l < 10^4", "varying the parameters logarithmically"),
+    # The same range as exponents of ten (the same for sigma_0 and l).
+    "coarse_exponent_low": ("-4", "in the range 10^{-4} < sigma_0 < 10^4 and 10^{-4} < l < 10^4"),
+    "coarse_exponent_high": ("4", "in the range 10^{-4} < sigma_0 < 10^4 and 10^{-4} < l < 10^4"),
     "coarse_best_s2": ("6.31", "the best parameters were sigma_0 = 6.31 and l = 1"),
     "coarse_best_width": ("1", "the best parameters were sigma_0 = 6.31 and l = 1"),
     "coarse_best_accuracy": ("0.9", "with a predictive accuracy of 0.9"),
     "coarse_best_log_evidence": ("-188.4", "a model evidence log(X) = -188.4"),
     "feasible_region": ("0.1 < sigma_0, l < 10", "most feasible solutions lie within the 0.1 < sigma_0, l < 10"),
+    "feasible_low": ("0.1", "most feasible solutions lie within the 0.1 < sigma_0, l < 10"),
+    "feasible_high": ("10", "most feasible solutions lie within the 0.1 < sigma_0, l < 10"),
     # Section 3.3.2, the fine grid.
     "fine_grid_size": ("50 x 50", "A more comprehensive 50 x 50 grid search"),
+    "fine_grid_side": ("50", "A more comprehensive 50 x 50 grid search"),
     "best_s2": ("0.692", "The best parameters from the 50 x 50 grid search were l = 0.479 and sigma_0 = 0.692"),
     "best_width": ("0.479", "The best parameters from the 50 x 50 grid search were l = 0.479 and sigma_0 = 0.692"),
     "best_test_accuracy": ("0.91", "giving a predictive accuracy of 0.91"),
@@ -137,6 +143,12 @@ TEXT: dict = {
     "rbf_epochs": ("500+", "required more training steps to converge (500+ vs 20 epochs)"),
     # Section 3.2, figure 3 (percent of the data; 10 of 1000 points).
     "fig3_percent": ("1", "If only 1% of the data is used for training"),
+    "fig3_n_train": ("10", "Contour plots for ML, MAP and fully Bayesian solutions using only 10 training points"),
+    # Captions of tables 2 and 3 (the prior they state; section 3.2 says the base case, sigma_0 = 1).
+    "table23_caption_s2": ("0.1", "Confusion matrices for training data of ML, MAP and Bayes solution for sigma_0 = 0.1 and l = 0.1"),
+    # Section 3.3.2 names the base case with the two values swapped (section 3.2: sigma_0 = 1, l = 0.1).
+    "base_case_332_s2": ("0.1", "Though this is an improvement from the sigma_0 = 0.1, l = 1 base case"),
+    "base_case_332_width": ("1", "Though this is an improvement from the sigma_0 = 0.1, l = 1 base case"),
 }
 
 

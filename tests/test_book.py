@@ -60,7 +60,7 @@ def test_errata_page_lists_every_erratum(book_build):
     boxes found in the chapters' sources by a different route (the text, not the doctree)."""
     _, html = book_build
     n = _errata_in_chapters()
-    assert n >= 40
+    assert n >= 20, n    # about 30 (issue 18 made the overreaching ones remarks): far fewer means the pattern broke
     page = (html / "chapters" / "errata.html").read_text()
     assert f"{n} errata in" in page
     body = page.split("errata in", 1)[1]

@@ -27,8 +27,8 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 # Known costly units, run first so that no worker is left with a long one at the end (measured
-# on 2 cores: the book build and browser test, then the chapters that sample or search).
-_COSTLY_FIRST = ("book", "chapters/ground_truth.ipynb", "chapters/ml_lab.ipynb",
+# on 2 cores: the book build and browser test, the PDF, then the chapters that sample or search).
+_COSTLY_FIRST = ("book", "tests/test_pdf.py", "chapters/ground_truth.ipynb", "chapters/ml_lab.ipynb",
                  "chapters/grid.ipynb", "chapters/probit_model.ipynb", "chapters/gp_view.ipynb")
 
 

@@ -48,7 +48,8 @@ const done = arguments[arguments.length - 1];
   done({
     mathjax,
     formulas: document.querySelectorAll("mjx-container").length,
-    math_errors: document.querySelectorAll("mjx-merror").length,
+    math_errors: Array.from(document.querySelectorAll("mjx-merror"))
+      .map(e => e.getAttribute("data-mjx-error") || e.textContent),
     images: imgs.filter(img => img.naturalWidth > 0).length,
     broken_images: imgs.filter(img => img.naturalWidth === 0).length,
     chapters: Array.from(document.querySelectorAll("section > h2, section > h1"))
@@ -123,5 +124,4 @@ if __name__ == "__main__":
     if len(sys.argv) != 3:
         raise SystemExit(__doc__)
     report = print_book(Path(sys.argv[1]), Path(sys.argv[2]))
-    print(json.dumps({k: v for k, v in report.items() if k != "chapters"}
-                     | {"chapters": len(report["chapters"])}))
+    print(json.dumps(report | {"chapters": len(report["chapters"])}))

@@ -69,11 +69,15 @@ def test_exercises_have_collapsed_solutions_that_assert(name):
     labels = re.findall(r"```\{exercise\}[^\n]*\n:label: (\S+)", text)
     assert len(labels) >= MIN_EXERCISES[name], f"{len(labels)} exercises"
     for label in labels:
-        start = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and re.search(
-            r"```\{solution-start\} " + re.escape(label) + r"\n:class: dropdown", c.source)]
+        pattern = r"```\{solution-start\} " + re.escape(label) + r"\n:class: dropdown"
+        start = [(i, m.end()) for i, c in enumerate(cells) if c.cell_type == "markdown"
+                 for m in re.finditer(pattern, c.source)]
         assert len(start) == 1, f"exercise {label}: no collapsed solution"
-        end = next(i for i in range(start[0], len(cells)) if cells[i].cell_type == "markdown"
-                   and "```{solution-end}" in cells[i].source)
+        (first, offset), = start
+        # the solution ends at the first solution-end after its start (in the same cell or later)
+        end = next(i for i in range(first, len(cells)) if cells[i].cell_type == "markdown"
+                   and "```{solution-end}" in cells[i].source[offset if i == first else 0:])
+        start = [first]
         code = [c for c in cells[start[0]:end + 1] if c.cell_type == "code"]
         assert code, f"exercise {label}: the solution runs no code"
         assert any(re.search(r"^\s*assert\b", c.source, re.M) for c in code), \

@@ -1,0 +1,160 @@
+"""What a reader sees on a chapter page, measured in the browser (issue 19).
+
+``LAYOUT`` is a script for Selenium's ``execute_script`` on a loaded, typeset page; it returns
+the page's figures, tables, visible code and anything sticking out sideways. ``problems(seen,
+width)`` turns that into the list of what falls short at that window width:
+
+- a figure shown at less than 60 % of its natural width (at 1280 px; its text would be too
+  small to read), or whose alt text is a file name;
+- a table wider than its box (it would hide columns), with ``NaN`` cells, snake_case headers or
+  a raw 0, 1, 2, ... index;
+- a visible code line cut off (the code box scrolls), or a visible ``glue(`` call;
+- at a phone's width, anything but code and display math that makes the page scroll sideways.
+
+The browser test (tests/test_browser.py) runs it on every chapter at 1280 and 390 px. For an
+author, on a built book::
+
+    python scripts/page_layout.py _build/html map laplace      # prints each page's problems
+"""
+from __future__ import annotations
+
+import re
+
+#: A figure shown at less than this share of its natural width has text too small to read.
+MIN_FIGURE_SCALE = 0.6
+
+LAYOUT = r"""
+const main = document.querySelector("main") || document.body;
+const W = document.documentElement.clientWidth;
+const scrolls = el => { const s = getComputedStyle(el).overflowX; return s === "auto" || s === "scroll"; };
+const visible = el => el.offsetParent !== null && el.getBoundingClientRect().width > 0;
+const figures = Array.from(main.querySelectorAll("img")).filter(visible).map(img => ({
+  name: (img.closest("figure") || {}).id || img.src.split("/").pop().slice(0, 20),
+  alt: img.getAttribute("alt") || "",
+  natural: img.naturalWidth,
+  shown: img.getBoundingClientRect().width,
+}));
+const tables = Array.from(main.querySelectorAll("table")).filter(visible).map(t => {
+  let box = t.parentElement;
+  while (box && box !== main && !scrolls(box)) box = box.parentElement;
+  const rowHeads = Array.from(t.querySelectorAll("tbody tr")).map(tr => {
+    const th = tr.querySelector("th"); return th ? th.innerText.trim() : null; });
+  return {
+    name: ((t.closest("[id]") || {}).id || "") + ": " + t.innerText.trim().split("\n")[0].slice(0, 50),
+    width: t.getBoundingClientRect().width,
+    box: box && box !== main ? box.clientWidth : main.getBoundingClientRect().width,
+    nan: /(^|\s)NaN(\s|$)/.test(t.innerText),
+    heads: Array.from(t.querySelectorAll("thead th")).map(th => th.innerText.trim()),
+    rowHeads,
+  };
+});
+const code = Array.from(main.querySelectorAll("div.cell_input pre, div.highlight pre"))
+  .filter(visible).filter(pre => !pre.closest("details:not([open])"))
+  .filter(pre => !pre.closest(".cell_output, .output") && pre.innerText.trim())
+  .map(pre => ({
+    text: pre.innerText.slice(0, 60),
+    cut: pre.scrollWidth > pre.clientWidth + 1,
+    glue: /(^|[^_\w])glue\(/.test(pre.innerText),
+  }));
+const wide = [];
+for (const el of main.querySelectorAll("*")) {
+  const r = el.getBoundingClientRect();
+  if (r.right <= W + 1 || r.width === 0) continue;
+  if (el.closest("pre, .highlight, mjx-container, .math, table")) continue;
+  let inside = false;
+  for (let a = el.parentElement; a && a !== main; a = a.parentElement)
+    if (scrolls(a) && a.getBoundingClientRect().right <= W + 1) { inside = true; break; }
+  if (!inside) wide.push(el.tagName.toLowerCase() + "." + (el.className || "").toString().split(" ")[0]
+                        + " (" + Math.round(r.right) + " px)");
+}
+return {width: W, page_scroll: document.documentElement.scrollWidth, figures, tables, code,
+        wide: wide.slice(0, 5)};
+"""
+
+_FILE = re.compile(r"(^|/)[\w.-]+\.(png|jpe?g|svg|gif)$", re.IGNORECASE)
+_SNAKE = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$")
+
+
+def problems(seen: dict, width: int) -> list[str]:
+    """What falls short on a page measured by :data:`LAYOUT` at a window ``width`` px wide."""
+    out = []
+    for fig in seen["figures"]:
+        if not fig["alt"] or _FILE.search(fig["alt"]):
+            out.append(f"figure {fig['name']}: alt text is {fig['alt']!r}, not a description")
+        if width >= 1000 and fig["natural"] and fig["shown"] < MIN_FIGURE_SCALE * fig["natural"]:
+            out.append(f"figure {fig['name']}: shown at {fig['shown'] / fig['natural']:.0%} of "
+                       f"its natural width ({fig['natural']} px)")
+    for table in seen["tables"]:
+        if width >= 1000 and table["width"] > table["box"] + 1:
+            out.append(f"table {table['name']!r}: {table['width']:.0f} px wide in a "
+                       f"{table['box']:.0f} px column")
+        if table["nan"]:
+            out.append(f"table {table['name']!r}: NaN cells")
+        snake = [h for h in table["heads"] if _SNAKE.match(h)]
+        if snake:
+            out.append(f"table {table['name']!r}: snake_case headers {snake}")
+        heads = table["rowHeads"]
+        if len(heads) > 1 and heads == [str(i) for i in range(len(heads))]:
+            out.append(f"table {table['name']!r}: a raw 0, 1, 2, ... index")
+    for cell in seen["code"]:
+        if width >= 1000 and cell["cut"]:
+            out.append(f"code cut off (scrolls sideways): {cell['text']!r}")
+        if cell["glue"]:
+            out.append(f"visible glue() call: {cell['text']!r}")
+    if width < 1000 and seen["page_scroll"] > seen["width"] + 1:
+        out.append(f"the page scrolls sideways ({seen['page_scroll']} px at {seen['width']} px): "
+                   f"{seen['wide']}")
+    return out
+
+
+def _main(argv):
+    import functools
+    import http.server
+    import shutil
+    import threading
+    from pathlib import Path
+
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    html, pages = Path(argv[0]), argv[1:]
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                             functools.partial(Quiet, directory=str(html)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    options = webdriver.ChromeOptions()
+    options.binary_location = shutil.which("chromium")
+    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1000",
+                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]:
+        options.add_argument(arg)
+    driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
+    driver.set_script_timeout(120)
+    settle = ("const done = arguments[0]; (async () => {"
+              "while (document.readyState !== 'complete') await new Promise(r => setTimeout(r, 50));"
+              "document.querySelectorAll('img').forEach(i => { i.loading = 'eager'; });"
+              "await Promise.all(Array.from(document.images).map(i => i.decode().catch(() => null)));"
+              "if (window.MathJax && MathJax.startup) await MathJax.startup.promise; done(1); })()")
+    try:
+        for width in (1280, 390):
+            driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+                "width": width, "height": 900, "deviceScaleFactor": 1, "mobile": width < 1000})
+            for page in pages:
+                driver.get(f"http://127.0.0.1:{server.server_address[1]}/chapters/{page}.html")
+                driver.execute_async_script(settle)
+                found = problems(driver.execute_script(LAYOUT), width)
+                print(f"{page} at {width} px: {len(found)} problems")
+                for line in found:
+                    print("   ", line)
+    finally:
+        driver.quit()
+        server.shutdown()
+
+
+if __name__ == "__main__":
+    import sys
+
+    _main(sys.argv[1:])

@@ -89,6 +89,7 @@ def plot_probability_contours(
     extent=None,
     filled: bool = False,
     title: str | None = None,
+    clabel_fontsize: float = 8,
 ):
     """Contours of ``P(y = 1 | x)`` over the input plane, with the data on top.
 
@@ -109,13 +110,15 @@ def plot_probability_contours(
     filled : bool
         Also shade the probability with a colour map.
     title : str, optional
+    clabel_fontsize : float
+        Font size (points) of the contour labels.
     """
     G1, G2, pts = input_grid(X, n=n, extent=extent)
     P = np.asarray(predict(pts)).reshape(G1.shape)
     if filled:
         ax.contourf(G1, G2, P, levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.35)
     cs = ax.contour(G1, G2, P, levels=list(levels), colors="k", linewidths=1.0)
-    ax.clabel(cs, fmt="%.1f", fontsize=8)
+    ax.clabel(cs, fmt="%.1f", fontsize=clabel_fontsize)
     if y is not None:
         plot_data(ax, X, y)
     ax.set_xlim(G1.min(), G1.max())
@@ -137,7 +140,7 @@ def _log_ticks(values):
 
 def plot_grid_heatmap(ax, table, value: str, *, best=None, annotate: bool = False, fmt: str = ".0f",
                       cmap: str = "viridis", vmin=None, vmax=None, colorbar_label: str | None = None,
-                      title: str | None = None):
+                      title: str | None = None, annot_fontsize: float = 7):
     """Seaborn heat map of one column of a ``(s2, width)`` grid table (report figures 4-5).
 
     The width ``l`` runs along x and the prior variance ``s2`` up y; both grids must be
@@ -157,6 +160,8 @@ def plot_grid_heatmap(ax, table, value: str, *, best=None, annotate: bool = Fals
         Write each cell's value (for small grids), formatted with ``fmt``.
     cmap, vmin, vmax : colour map and its limits.
     colorbar_label, title : str, optional
+    annot_fontsize : float
+        Font size (points) of the cell values written by ``annotate``.
     """
     import seaborn as sns
 
@@ -164,7 +169,7 @@ def plot_grid_heatmap(ax, table, value: str, *, best=None, annotate: bool = Fals
         raise ValueError(f"value must be a column of table, got {value!r}")
     grid = table.pivot(index="s2", columns="width", values=value)   # rows: s2 ascending
     sns.heatmap(grid, ax=ax, cmap=cmap, vmin=vmin, vmax=vmax, annot=annotate, fmt=fmt,
-                annot_kws={"fontsize": 7}, cbar_kws={"label": colorbar_label or value})
+                annot_kws={"fontsize": annot_fontsize}, cbar_kws={"label": colorbar_label or value})
     ax.invert_yaxis()                                  # small s2 at the bottom
     for axis, values in ((ax.xaxis, grid.columns.to_numpy()), (ax.yaxis, grid.index.to_numpy())):
         positions, labels = _log_ticks(values)

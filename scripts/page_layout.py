@@ -9,6 +9,7 @@ width)`` turns that into the list of what falls short at that window width:
 - a table wider than its box (it would hide columns), with ``NaN`` cells, snake_case headers or
   a raw 0, 1, 2, ... index;
 - a visible code line cut off (the code box scrolls), or a visible ``glue(`` call;
+- an inline formula wider than the window (it does not scroll: it is cut off);
 - at a phone's width, anything but code and display math that makes the page scroll sideways.
 
 The browser test (tests/test_browser.py) runs it on every chapter at 1280 and 390 px. For an
@@ -60,15 +61,20 @@ const wide = [];
 for (const el of main.querySelectorAll("*")) {
   const r = el.getBoundingClientRect();
   if (r.right <= W + 1 || r.width === 0) continue;
-  if (el.closest("pre, .highlight, mjx-container, .math, table")) continue;
+  if (el.closest("pre, .highlight, mjx-container, .math, table, .bd-sidebar-secondary")) continue;
   let inside = false;
   for (let a = el.parentElement; a && a !== main; a = a.parentElement)
     if (scrolls(a) && a.getBoundingClientRect().right <= W + 1) { inside = true; break; }
   if (!inside) wide.push(el.tagName.toLowerCase() + "." + (el.className || "").toString().split(" ")[0]
                         + " (" + Math.round(r.right) + " px)");
 }
+// Inline formulas do not scroll: one wider than the window is cut off at its edge.
+const cutMath = Array.from(main.querySelectorAll("mjx-container:not([display='true'])"))
+  .filter(visible).filter(m => !m.closest("table, pre, .bd-sidebar-secondary, nav"))
+  .filter(m => m.getBoundingClientRect().right > W + 1)
+  .map(m => (m.getAttribute("aria-label") || m.textContent || "").slice(0, 40));
 return {width: W, page_scroll: document.documentElement.scrollWidth, figures, tables, code,
-        wide: wide.slice(0, 5)};
+        wide: wide.slice(0, 5), cut_math: cutMath};
 """
 
 _FILE = re.compile(r"(^|/)[\w.-]+\.(png|jpe?g|svg|gif)$", re.IGNORECASE)
@@ -101,6 +107,8 @@ def problems(seen: dict, width: int) -> list[str]:
             out.append(f"code cut off (scrolls sideways): {cell['text']!r}")
         if cell["glue"]:
             out.append(f"visible glue() call: {cell['text']!r}")
+    for formula in seen.get("cut_math", []):
+        out.append(f"inline formula cut off at the window's edge: {formula!r}")
     if width < 1000 and seen["page_scroll"] > seen["width"] + 1:
         out.append(f"the page scrolls sideways ({seen['page_scroll']} px at {seen['width']} px): "
                    f"{seen['wide']}")

@@ -4,7 +4,10 @@ Checks, page by page: no console error, no request to any host but the local ser
 failed or 4xx/5xx request), MathJax typeset every equation (each math element holds an
 mjx-container and no raw TeX delimiters are left in the text), every image loaded, every internal
 link and #anchor resolves; the search page finds "evidence". A screenshot of each chapter is saved
-under _build/screenshots/.
+under _build/screenshots/. Each chapter's layout (scripts/page_layout.py: figures shown at >= 60 %
+of their natural width with alt text that describes them, tables that fit the column without
+NaN, snake_case headers or raw indexes, no visible code cut off or glue call, no sideways scrolling
+on a phone) is checked at 1280 px and at 390 px.
 
 Needs Debian's `chromium` and `chromium-driver` (apt-get install chromium chromium-driver; .ci/run
 installs them). Without them the tests are skipped locally, and fail when CI is set.
@@ -16,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import threading
 import time
 from pathlib import Path
@@ -24,6 +28,9 @@ from urllib.parse import unquote, urldefrag, urlsplit
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+import page_layout  # noqa: E402  (scripts/page_layout.py: what a reader sees, measured)
+
 SCREENSHOTS = ROOT / "_build" / "screenshots"
 INSTALL_HINT = (
     "install Debian's chromium and chromium-driver "
@@ -222,6 +229,7 @@ def visited(site, browser):
         info = browser.execute_script(_INSPECT)
         if page.startswith("chapters/"):
             _screenshot(browser, Path(page).stem, info["height"])
+            info["layout"] = browser.execute_script(page_layout.LAYOUT)
         foreign, failed, requested = _network(browser, origin)
         results[page] = (status, info, foreign, failed, _console_errors(browser), requested)
     return results
@@ -319,3 +327,44 @@ def test_search_finds_evidence(site, browser):
         time.sleep(0.05)
     assert any("/chapters/evidence.html" in h for h in hits), hits
     assert not _console_errors(browser)
+
+
+def _chapters(html):
+    return [p for p in _pages(html) if p.startswith("chapters/")]
+
+
+@pytest.fixture(scope="module")
+def phone(site, browser, visited):
+    """Every chapter's layout measured at a phone's width (390 px, a mobile viewport)."""
+    html, origin = site
+    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+    try:
+        seen = {}
+        for page in _chapters(html):
+            browser.get(f"{origin}/{page}")
+            browser.execute_async_script(_SETTLE)
+            seen[page] = browser.execute_script(page_layout.LAYOUT)
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    return seen
+
+
+def test_chapter_layout_at_1280_px(visited):
+    found = {page: page_layout.problems(info["layout"], 1280)
+             for page, (_, info, *_r) in visited.items() if "layout" in info}
+    assert found, "no chapter page was measured"
+    assert not any(found.values()), json.dumps({p: f for p, f in found.items() if f}, indent=1)
+
+
+def test_chapter_layout_on_a_phone(phone):
+    found = {page: page_layout.problems(seen, 390) for page, seen in phone.items()}
+    assert found
+    assert not any(found.values()), json.dumps({p: f for p, f in found.items() if f}, indent=1)
+
+
+def test_every_figure_is_described(visited):
+    figures = [f for _, info, *_r in visited.values() for f in info.get("layout", {}).get("figures", [])]
+    assert len(figures) >= 40
+    assert all(len(f["alt"]) > 20 and not f["alt"].startswith(("_images", "../_images"))
+               for f in figures), [f["alt"] for f in figures][:5]

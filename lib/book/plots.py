@@ -108,7 +108,7 @@ def plot_probability_contours(
         Grid points per axis.
     extent : (x1_min, x1_max, x2_min, x2_max), optional
     filled : bool
-        Also shade the probability with a colour map.
+        Also shade the probability, dark blue (0) to yellow (1) (cividis).
     title : str, optional
     clabel_fontsize : float
         Font size (points) of the contour labels.
@@ -116,7 +116,9 @@ def plot_probability_contours(
     G1, G2, pts = input_grid(X, n=n, extent=extent)
     P = np.asarray(predict(pts)).reshape(G1.shape)
     if filled:
-        ax.contourf(G1, G2, P, levels=np.linspace(0, 1, 11), cmap="RdBu_r", alpha=0.35)
+        # cividis: its lightness rises with P, so the shading reads in greyscale and for
+        # colour-blind readers (dark blue near 0, yellow near 1)
+        ax.contourf(G1, G2, P, levels=np.linspace(0, 1, 11), cmap="cividis", alpha=0.35)
     cs = ax.contour(G1, G2, P, levels=list(levels), colors="k", linewidths=1.0)
     ax.clabel(cs, fmt="%.1f", fontsize=clabel_fontsize)
     if y is not None:

@@ -118,29 +118,16 @@ def problems(seen: dict, width: int) -> list[str]:
 def _main(argv):
     import functools
     import http.server
-    import shutil
     import threading
     from pathlib import Path
 
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
+    from print_pdf import _driver, _Quiet     # the same local server and Chromium as `make pdf`
 
     html, pages = Path(argv[0]), argv[1:]
-
-    class Quiet(http.server.SimpleHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                             functools.partial(Quiet, directory=str(html)))
+                                             functools.partial(_Quiet, directory=str(html)))
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium")
-    for arg in ["--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,1000",
-                "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]:
-        options.add_argument(arg)
-    driver = webdriver.Chrome(options=options, service=Service(shutil.which("chromedriver")))
-    driver.set_script_timeout(120)
+    driver = _driver()
     settle = ("const done = arguments[0]; (async () => {"
               "while (document.readyState !== 'complete') await new Promise(r => setTimeout(r, 50));"
               "document.querySelectorAll('img').forEach(i => { i.loading = 'eager'; });"

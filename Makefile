@@ -1,8 +1,8 @@
 # Two commands from a fresh clone (Python 3.11 on the PATH is all they need):
 #   make book   builds the HTML book from the committed, executed chapters -> _build/html/index.html
 #   make pdf    the whole book as one PDF (one-page HTML printed by headless Chromium) -> _build/pdf/book.pdf
-#   make test   runs every test (lib unit tests, nbval over chapters/, README example, book build,
-#               the book in headless Chromium: tests/test_browser.py)
+#   make test   runs every test (lib unit tests, README example, book build, the book in headless
+#               Chromium, every chapter's downloaded notebook run by nbval in a fresh environment)
 # Both install MathJax (pinned, sha256-checked, from the npm registry) into the git-ignored _vendor/,
 # so the book renders its math offline.
 # For authors:

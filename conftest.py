@@ -1,41 +1,50 @@
 """pytest configuration: what nbval compares in the chapters, and how pytest-xdist shares the
 work between processes (``-n 2`` in pyproject.toml)."""
 
-# Test files that share the session fixture ``book_build`` (tests/conftest.py): one worker runs
-# them all, so the book is built once.
-_BOOK_TESTS = ("tests/test_book.py", "tests/test_browser.py")
+# The student notebooks' test runs each chapter in a kernel of its own: each is a unit.
+_PER_TEST = "tests/test_student_notebooks.py::test_downloaded_chapter_reads_and_runs"
 
 
 def pytest_collectstart(collector):
     # Tables are compared through text/plain; HTML renderings, stderr (progress bars, library
-    # chatter) and widget state are not compared.
+    # chatter) and widget state are not compared. (tests/test_student_notebooks.py gives the
+    # chapters' run in the fresh environment the same settings.)
     if collector.fspath and collector.fspath.ext == ".ipynb":
         collector.skip_compare += ("text/html", "stderr", "application/javascript")
 
 
+def _scope(nodeid):
+    return nodeid if nodeid.startswith(_PER_TEST) else nodeid.split("::", 1)[0]
+
+
 def pytest_xdist_make_scheduler(config, log):
-    """Distribute whole files (a notebook's cells run in order in one kernel), the book's two
-    test files together, the costliest units first."""
+    """Distribute whole test files (their module fixtures are costly), each chapter's run on its
+    own, in the order pytest_collection_modifyitems gives (``--no-loadscope-reorder``)."""
     from xdist.scheduler import LoadScopeScheduling
 
     class FileScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid):
-            path = nodeid.split("::", 1)[0]
-            return "book" if path in _BOOK_TESTS else path
+            return _scope(nodeid)
 
     return FileScheduling(config, log)
 
 
-# Known costly units, run first so that no worker is left with a long one at the end (measured
-# on 2 cores: the book build and browser test, the PDF, then the chapters that sample or search).
-_COSTLY_FIRST = ("book", "tests/test_pdf.py", "chapters/ground_truth.ipynb", "chapters/ml_lab.ipynb",
-                 "chapters/grid.ipynb", "chapters/probit_model.ipynb", "chapters/gp_view.ipynb")
+# Costly units first, so that no worker is left with a long one at the end (measured on 2 cores).
+# The book build (test_book.py) starts at once on one worker while the other runs the slowest
+# unit tests; the chapters wait for the book and the fresh environment (shared by the workers),
+# costliest first.
+_COSTLY_FIRST = (
+    "tests/test_book.py", "tests/test_sampling.py", "tests/test_browser.py",
+    "tests/test_probit.py", "tests/test_pdf.py",
+    *(f"{_PER_TEST}[{name}]" for name in (
+        "ground_truth", "grid", "evidence_opt", "ml_lab", "probit_model", "map", "grid_engine",
+        "evidence", "gp_view", "predictive", "laplace", "softmax", "data")),
+)
 
 
 def pytest_collection_modifyitems(config, items):
     def rank(item):
-        path = item.nodeid.split("::", 1)[0]
-        scope = "book" if path in _BOOK_TESTS else path
+        scope = _scope(item.nodeid)
         return _COSTLY_FIRST.index(scope) if scope in _COSTLY_FIRST else len(_COSTLY_FIRST)
 
     items.sort(key=rank)   # stable: the order within a file is kept

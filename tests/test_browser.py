@@ -13,14 +13,11 @@ Needs Debian's `chromium` and `chromium-driver` (apt-get install chromium chromi
 installs them). Without them the tests are skipped locally, and fail when CI is set.
 """
 import base64
-import functools
-import http.server
 import json
 import os
 import re
 import shutil
 import sys
-import threading
 import time
 from pathlib import Path
 from urllib.parse import unquote, urldefrag, urlsplit
@@ -54,25 +51,10 @@ def _need(condition, message):
         pytest.skip(f"{message}: {INSTALL_HINT}")
 
 
-class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @pytest.fixture(scope="module")
-def site(book_build):
-    """The built book served over HTTP on 127.0.0.1 (a free port), in a thread."""
-    _, html = book_build
-    assert (html / "index.html").is_file(), "the book did not build (see test_book.py)"
-    handler = functools.partial(_QuietHandler, directory=str(html))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield html, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+def site(served_book):
+    """The built book served on 127.0.0.1 (tests/conftest.py)."""
+    return served_book
 
 
 @pytest.fixture(scope="module")

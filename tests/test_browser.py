@@ -3,11 +3,12 @@
 Checks, page by page: no console error, no request to any host but the local server (and no
 failed or 4xx/5xx request), MathJax typeset every equation (each math element holds an
 mjx-container and no raw TeX delimiters are left in the text), every image loaded, every internal
-link and #anchor resolves; the search page finds "evidence". A screenshot of each chapter is saved
-under _build/screenshots/. Each chapter's layout (scripts/page_layout.py: figures shown at >= 60 %
+link and #anchor resolves; the search page finds "evidence". With BLC_SCREENSHOTS=1 set, a
+full-page screenshot of each chapter is saved under _build/screenshots/ (they cost about a minute
+on 2 cores, so only when asked). Each chapter's layout (scripts/page_layout.py: figures shown at >= 60 %
 of their natural width with alt text that describes them, tables that fit the column without
 NaN, snake_case headers or raw indexes, no visible code cut off or glue call, no sideways scrolling
-on a phone) is checked at 1280 px and at 390 px.
+on a phone) is checked at 1280 px and at 390 px (the same page loaded once, then shown at a phone's width).
 
 Needs Debian's `chromium` and `chromium-driver` (apt-get install chromium chromium-driver; .ci/run
 installs them). Without them the tests are skipped locally, and fail when CI is set.
@@ -195,14 +196,37 @@ def _pages(html):
     )
 
 
+# After a change of the window's size: two animation frames, so that the page has been laid out
+# again (MathJax's output is not re-typeset: it is the same at any width).
+_RELAYOUT = """
+const done = arguments[arguments.length - 1];
+requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
+"""
+
+
+def _at_phone_width(driver):
+    """The page's layout at a phone's width (390 px, a mobile viewport), then back to 1280 px."""
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+        "width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
+    try:
+        driver.execute_async_script(_RELAYOUT)
+        return driver.execute_script(page_layout.LAYOUT)
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+        driver.execute_async_script(_RELAYOUT)
+
+
 @pytest.fixture(scope="module")
 def visited(site, browser):
     """Open every page once; return {page: (settle status, inspection, foreign, failed, errors,
-    requested URLs)}."""
+    requested URLs)}. A chapter's inspection holds its layout at 1280 px ("layout") and at 390 px
+    ("phone")."""
     html, origin = site
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    for old in SCREENSHOTS.glob("*.png"):
-        old.unlink()
+    screenshots = bool(os.environ.get("BLC_SCREENSHOTS"))
+    if screenshots:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        for old in SCREENSHOTS.glob("*.png"):
+            old.unlink()
     _network(browser, origin), _console_errors(browser)  # drop the start-up logs
     results = {}
     for page in _pages(html):
@@ -210,8 +234,10 @@ def visited(site, browser):
         status = browser.execute_async_script(_SETTLE)
         info = browser.execute_script(_INSPECT)
         if page.startswith("chapters/"):
-            _screenshot(browser, Path(page).stem, info["height"])
+            if screenshots:
+                _screenshot(browser, Path(page).stem, info["height"])
             info["layout"] = browser.execute_script(page_layout.LAYOUT)
+            info["phone"] = _at_phone_width(browser)
         foreign, failed, requested = _network(browser, origin)
         results[page] = (status, info, foreign, failed, _console_errors(browser), requested)
     return results
@@ -311,27 +337,6 @@ def test_search_finds_evidence(site, browser):
     assert not _console_errors(browser)
 
 
-def _chapters(html):
-    return [p for p in _pages(html) if p.startswith("chapters/")]
-
-
-@pytest.fixture(scope="module")
-def phone(site, browser, visited):
-    """Every chapter's layout measured at a phone's width (390 px, a mobile viewport)."""
-    html, origin = site
-    browser.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
-    try:
-        seen = {}
-        for page in _chapters(html):
-            browser.get(f"{origin}/{page}")
-            browser.execute_async_script(_SETTLE)
-            seen[page] = browser.execute_script(page_layout.LAYOUT)
-    finally:
-        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-    return seen
-
-
 def test_chapter_layout_at_1280_px(visited):
     found = {page: page_layout.problems(info["layout"], 1280)
              for page, (_, info, *_r) in visited.items() if "layout" in info}
@@ -339,8 +344,9 @@ def test_chapter_layout_at_1280_px(visited):
     assert not any(found.values()), json.dumps({p: f for p, f in found.items() if f}, indent=1)
 
 
-def test_chapter_layout_on_a_phone(phone):
-    found = {page: page_layout.problems(seen, 390) for page, seen in phone.items()}
+def test_chapter_layout_on_a_phone(visited):
+    found = {page: page_layout.problems(info["phone"], 390)
+             for page, (_, info, *_r) in visited.items() if "phone" in info}
     assert found
     assert not any(found.values()), json.dumps({p: f for p, f in found.items() if f}, indent=1)
 

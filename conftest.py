@@ -35,7 +35,7 @@ def pytest_xdist_make_scheduler(config, log):
 # costliest first.
 _COSTLY_FIRST = (
     "tests/test_book.py", "tests/test_sampling.py", "tests/test_browser.py",
-    "tests/test_probit.py", "tests/test_pdf.py",
+    "tests/test_probit.py", "tests/test_pdf.py", "tests/test_explorers.py",
     *(f"{_PER_TEST}[{name}]" for name in (
         "ground_truth", "grid", "evidence_opt", "ml_lab", "probit_model", "map", "grid_engine",
         "evidence", "gp_view", "predictive", "laplace", "softmax", "data")),

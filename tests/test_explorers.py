@@ -1,0 +1,255 @@
+"""The interactive explorers (issue 21) in headless Chromium, served from 127.0.0.1.
+
+On the grid and the predictive chapters: each explorer starts (its data decoded by the book's
+own script, no request to any other host, no console error) and takes the place of its figure's
+static image; moving each slider (its value set and an ``input`` event dispatched) changes the
+drawing and the numbers; the numbers shown at two settings of each explorer equal the values
+computed here with ``lib`` (a Laplace fit from zero, :func:`lib.fit_laplace`, independent of
+the grid engine and the warm starts the chapters use). In print (emulated ``@media print``) the
+static image shows and the explorer does not, and without JavaScript the page's markup leaves
+the static image in place.
+
+Needs Chromium and chromedriver as tests/test_browser.py does (skipped locally without them,
+failing when CI is set), and the lab data.
+"""
+import json
+import re
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import test_browser  # noqa: E402  (its Chromium options, page settling and network log)
+from test_browser import browser  # noqa: E402,F401  (the module-scoped Chromium fixture)
+
+import lib  # noqa: E402
+from lib.book import report  # noqa: E402
+
+# The explorer's state: whether it started, its frame, slider positions, numbers shown, and a
+# hash of each canvas's pixels.
+_STATE = """
+const live = document.querySelector(arguments[0] + " .blc-explorer-live");
+if (!live) return null;
+const hash = (canvas) => {
+  const d = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+  let h = 2166136261;
+  for (let i = 0; i < d.length; i += 1) { h ^= d[i]; h = Math.imul(h, 16777619); }
+  return h >>> 0;
+};
+return {
+  ready: live.dataset.ready, frame: live.dataset.frame,
+  sliders: Array.from(live.querySelectorAll("input[type=range]")).map(i => [i.dataset.key, Number(i.value)]),
+  numbers: Object.fromEntries(Array.from(live.querySelectorAll("td[data-key]"))
+                              .map(td => [td.dataset.key, td.textContent])),
+  labels: Object.fromEntries(Array.from(live.querySelectorAll("tr"))
+                             .map(tr => [tr.querySelector("td").dataset.key, tr.querySelector("th").textContent])),
+  canvases: Array.from(live.querySelectorAll("canvas")).map(hash),
+  image_shown: getComputedStyle(document.querySelector(arguments[0] + " > img")).display !== "none",
+};
+"""
+
+_MOVE = """
+const input = document.querySelector(arguments[0] + ` .blc-explorer-live input[data-key="${arguments[1]}"]`);
+input.value = String(arguments[2]);
+input.dispatchEvent(new Event("input", {bubbles: true}));
+"""
+
+_SPEC = "return JSON.parse(document.querySelector('.blc-explorer script').textContent);"
+
+PAGES = {"grid": "#fig-grid-explorer", "predictive": "#fig-pr-explorer"}
+
+
+@pytest.fixture(scope="module")
+def opened(served_book, browser):  # noqa: F811
+    """``open(name)``: the chapter loaded and settled, its explorer started; returns the
+    explorer's data (the JSON the chapter wrote) and the network and console logs of the load."""
+    _, origin = served_book
+    test_browser._network(browser, origin), test_browser._console_errors(browser)
+
+    def open_(name):
+        browser.get(f"{origin}/chapters/{name}.html")
+        browser.execute_async_script(test_browser._SETTLE)
+        for _ in range(200):
+            state = browser.execute_script(_STATE, PAGES[name])
+            if state and state["ready"] == "1":
+                break
+            time.sleep(0.05)
+        assert state and state["ready"] == "1", f"the explorer of {name} did not start"
+        return browser.execute_script(_SPEC)
+
+    return open_
+
+
+@pytest.fixture(scope="module")
+def lab():
+    X, y = lib.load_lab_data()
+    return lib.report_split(X, y)
+
+
+def _state(browser, name):  # noqa: F811
+    return browser.execute_script(_STATE, PAGES[name])
+
+
+def _move(browser, name, key, index):  # noqa: F811
+    browser.execute_script(_MOVE, PAGES[name], key, int(index))
+    return _state(browser, name)
+
+
+def _clean(browser, origin):  # noqa: F811
+    foreign, failed, _ = test_browser._network(browser, origin)
+    errors = test_browser._console_errors(browser)
+    assert not foreign, f"requests to other hosts: {foreign}"
+    assert not failed, f"failed requests: {failed}"
+    assert not errors, f"console errors: {errors}"
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_each_slider_changes_the_figure_and_the_numbers(name, opened, browser, served_book):  # noqa: F811
+    spec = opened(name)
+    start = _state(browser, name)
+    assert not start["image_shown"], "the static image should give way to the explorer"
+    assert len(start["canvases"]) == 3 and all(start["numbers"].values())
+    for key, value in start["sliders"]:
+        slider = next(s for s in spec["sliders"] if s["key"] == key)
+        target = 0 if value > len(slider["values"]) // 2 else len(slider["values"]) - 1
+        moved = _move(browser, name, key, target)
+        assert dict(moved["sliders"])[key] == target
+        assert moved["frame"] != start["frame"], key
+        # the first panel (evidence map, or variance map), then the probability panels
+        assert moved["canvases"][0] != start["canvases"][0], f"{key}: the first panel did not change"
+        assert moved["canvases"][1:] != start["canvases"][1:], f"{key}: the contours did not change"
+        assert moved["numbers"] != start["numbers"], f"{key}: the numbers did not change"
+        start = _move(browser, name, key, value)          # back where it was
+    _clean(browser, served_book[1])
+
+
+def _fit(X_train, y_train, X_test, s2, width):
+    Phi_train = lib.rbf_features(X_train, X_train, width)
+    Phi_test = lib.rbf_features(X_test, X_train, width)
+    return lib.fit_laplace(Phi_train, y_train, s2, max_iter=500), Phi_train, Phi_test
+
+
+def test_grid_numbers_are_the_laplace_fit_at_two_settings(opened, browser, lab, served_book):  # noqa: F811
+    X_train, y_train, X_test, y_test = lab
+    spec = opened("grid")
+    s2_values, widths = (spec["sliders"][k]["values"] for k in (0, 1))
+    for i, j in ((spec["sliders"][0]["initial"], spec["sliders"][1]["initial"]), (2, 1)):
+        _move(browser, "grid", "s2", i)
+        shown = _move(browser, "grid", "l", j)["numbers"]
+        post, Phi_train, Phi_test = _fit(X_train, y_train, X_test, s2_values[i], widths[j])
+        scores = lib.score_posterior(post, Phi_train, y_train, Phi_test, y_test)
+        expected = {"log_evidence": f"{scores['log_evidence']:.2f}",
+                    **{key: f"{scores[key]:.3f}" for key in (
+                        "train_accuracy", "test_accuracy", "test_ll_map", "test_ll_pred")}}
+        assert shown == expected, (s2_values[i], widths[j])
+    _clean(browser, served_book[1])
+
+
+def test_predictive_numbers_are_the_laplace_fit_at_two_settings(opened, browser, lab, served_book):  # noqa: F811
+    X_train, y_train, X_test, y_test = lab
+    spec = opened("predictive")
+    labels = _state(browser, "predictive")["labels"]
+    s2_values = spec["sliders"][0]["values"]
+    width = report.BASE_WIDTH
+    for k in (spec["sliders"][0]["initial"], len(s2_values) - 2):
+        shown = _move(browser, "predictive", "s2", k)["numbers"]
+        post, _, Phi_test = _fit(X_train, y_train, X_test, s2_values[k], width)
+        _, var = lib.activation_moments(post, Phi_test)
+        a_map, a_pred = lib.map_logits(post, Phi_test), lib.predictive_logits(post, Phi_test)
+        band = lambda a: f"{np.sum((lib.sigmoid(a) > 0.3) & (lib.sigmoid(a) < 0.7))}"
+        expected = {
+            "log evidence": f"{post.log_evidence:.2f}", "median σ_a²": f"{np.median(var):.3f}",
+            "largest σ_a²": f"{var.max():.2f}",
+            "smallest ρ": f"{1 / np.sqrt(1 + lib.PROBIT_SCALE**2 * var.max()):.2f}",
+            "MAP: 0.3 < p < 0.7": band(a_map), "predictive: 0.3 < p < 0.7": band(a_pred),
+            "test log-lik., MAP": f"{lib.average_log_likelihood_logits(a_map, y_test):.3f}",
+            "test log-lik., predictive":
+                f"{lib.average_log_likelihood_logits(a_pred, y_test):.3f}"}
+        assert {labels[key]: text for key, text in shown.items()} == expected, s2_values[k]
+    _clean(browser, served_book[1])
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_print_and_no_script_show_the_static_figure(name, opened, browser, served_book):  # noqa: F811
+    html, _ = served_book
+    opened(name)
+    browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+    try:
+        seen = browser.execute_script(
+            "const f = document.querySelector(arguments[0]);"
+            "return [getComputedStyle(f.querySelector(':scope > img')).display,"
+            "        getComputedStyle(f.querySelector('.blc-explorer-live')).display,"
+            "        f.querySelector(':scope > img').naturalWidth];", PAGES[name])
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+    assert seen[0] != "none" and seen[1] == "none" and seen[2] > 0, seen
+    # Without JavaScript nothing adds the class that hides the image; the data stays hidden.
+    page = (html / "chapters" / f"{name}.html").read_text()
+    figure = re.search(r'<figure[^>]*id="%s".*?</figure>' % PAGES[name][1:], page, re.S).group(0)
+    assert "<img" in figure and "blc-explorer-on" not in figure
+    assert re.search(r'<div class="blc-explorer" hidden data-figure="%s"' % PAGES[name][1:], page)
+    css = (html / "_static" / "explorer.css").read_text()
+    hiding = [rule for rule in re.findall(r"([^{}]+)\{[^}]*display:\s*none", css)
+              if "img" in rule]
+    assert all("blc-explorer-on" in rule for rule in hiding), hiding
+    _clean(browser, served_book[1])
+
+
+def test_pages_without_an_explorer_load_no_explorer_script(served_book):
+    html, _ = served_book
+    loads = {p.stem for p in (html / "chapters").glob("*.html") if "explorer.js" in p.read_text()}
+    assert loads == set(PAGES), loads
+    spec_sizes = {name: len(re.search(r'<div class="blc-explorer".*?</div>',
+                                      (html / "chapters" / f"{name}.html").read_text(), re.S).group(0))
+                  for name in PAGES}
+    assert all(size < 400_000 for size in spec_sizes.values()), spec_sizes
+
+
+# --- lib.book.explorer, without a browser ------------------------------------------------------
+
+def test_logit_codes_keep_the_sign_and_a_few_percent():
+    from lib.book import explorer
+
+    a = np.array([-50.0, -12.0, -2.2, -0.01, -1e-5, 0.0, 1e-5, 0.01, 0.85, 2.2, 12.0])
+    code = explorer.encode_logits(a)
+    assert code.dtype == np.uint8 and code.max() <= 254 and code[a == 0] == 127
+    back = explorer.decode_logits(code)
+    big = np.abs(a) >= 0.01
+    assert np.all(np.sign(back[big]) == np.sign(a[big]))
+    assert np.all(np.abs(back[big] - np.clip(a[big], -12, 12)) <= 0.045 * np.abs(a[big]))
+
+
+def test_plane_fields_are_the_laplace_fit_on_the_plane():
+    from conftest import make_blobs
+    from lib.book import explorer, plots
+
+    X, y = make_blobs(60, seed=3)
+    fields = explorer.plane_fields(X, y, [3.0, 0.5], [0.8], n=12)
+    assert list(fields.s2) == [0.5, 3.0] and fields.map_logits.shape == (1, 2, 144)
+    _, _, plane = plots.input_grid(X, n=12)
+    for k, s2 in enumerate(fields.s2):
+        post = lib.fit_laplace(lib.rbf_features(X, X, 0.8), y, s2)
+        Phi = lib.rbf_features(plane, X, 0.8)
+        mu, var = lib.activation_moments(post, Phi)
+        assert np.allclose(fields.map_logits[0, k], mu, atol=1e-7)
+        assert np.allclose(fields.var[0, k], var, atol=1e-7)
+        assert np.allclose(fields.pred_logits[0, k], lib.predictive_logits(post, Phi), atol=1e-7)
+
+
+def test_page_html_packs_uint8_arrays_and_never_closes_its_script():
+    import base64
+    import zlib
+
+    from lib.book import explorer
+
+    out = explorer.page_html({"figure": "fig-x", "note": "</script>"},
+                             {"a": np.arange(5, dtype=np.uint8), "b": np.ones(3, np.uint8)})
+    assert out.count("</script>") == 1 and 'data-figure="fig-x"' in out and " hidden " in out
+    spec = json.loads(re.search(r"<script[^>]*>(.*)</script>", out, re.S).group(1))
+    blob = zlib.decompress(base64.b64decode(spec["data"]))
+    assert spec["arrays"] == {"a": [0, 5], "b": [5, 3]} and blob == bytes([0, 1, 2, 3, 4, 1, 1, 1])
+    with pytest.raises(TypeError):
+        explorer.page_html({"figure": "f"}, {"a": np.zeros(2)})

@@ -317,6 +317,8 @@ def test_index_redirects_to_the_introduction(site, browser):
             break
         time.sleep(0.05)
     assert browser.current_url.endswith("/chapters/intro.html"), browser.current_url
+    browser.execute_async_script(_SETTLE)
+    assert not _console_errors(browser)   # e.g. a 404 for /favicon.ico from the redirect
 
 
 def test_search_finds_evidence(site, browser):

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 from scipy import integrate
-from scipy.special import expit, logsumexp
+from scipy.special import expit
 
 import lib
 from lib.checks import sampling

@@ -306,8 +306,8 @@ def wheel_name(root: Path) -> str:
 
 
 def _write(app, exception) -> None:
-    if exception is not None or app.builder.format != "html":
-        return
+    if exception is not None or app.builder.name != "html":
+        return   # the one-page build that `make pdf` prints has no downloads
     root = Path(app.srcdir)
     out = Path(app.outdir)
     wheel = build_wheel(root, out / "_static" / "wheels").name

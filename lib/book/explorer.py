@@ -107,12 +107,8 @@ def plane_fields(X_train, y_train, s2_values, widths, *, n: int = 36,
     -------
     PlaneFields
     """
-    from threadpoolctl import threadpool_limits
-
     from lib.book.plots import input_grid
-    from lib.fastgrid.chain import Work, _fit_point, _starting_points
-    from lib.fastgrid.decompose import _make_solver
-    from lib.fastgrid.settings import DEFAULT_SETTINGS as cfg
+    from lib.fastgrid import chain_fits
     from lib.predictive import probit_logits
 
     X_train = as_matrix(X_train, "X_train", n_cols=2)
@@ -124,16 +120,9 @@ def plane_fields(X_train, y_train, s2_values, widths, *, n: int = 36,
     G1, G2, plane = input_grid(X_train, n=n, margin=margin)
     mu = np.empty((widths.size, s2.size, plane.shape[0]))
     var = np.empty_like(mu)
-    with threadpool_limits(limits=1):                  # as the engine runs its chains
-        for p, width in enumerate(widths):
-            solver = _make_solver(X_train, plane, width, s2.max(), cfg)
-            history, fac, work = [], None, Work()
-            for k, s in enumerate(s2):
-                starts = _starting_points(history[-cfg.extrapolate:], np.log(s), solver)
-                fit = _fit_point(solver, y_train, s, starts, fac, work, cfg)
-                history.append((np.log(s), fit.x * solver.weight_scale(s), fit.a))
-                fac = fit.factor
-                mu[p, k], var[p, k] = fit.mu_test, np.maximum(fit.var_test, 0.0)
+    for p, width in enumerate(widths):                 # one chain of the engine per width
+        for k, fit in enumerate(chain_fits(X_train, y_train, plane, s2, width, s2.max())):
+            mu[p, k], var[p, k] = fit.mu_test, np.maximum(fit.var_test, 0.0)
     extent = (float(G1.min()), float(G1.max()), float(G2.min()), float(G2.max()))
     return PlaneFields(s2=s2, widths=widths, extent=extent, n=int(n), map_logits=mu,
                        pred_logits=probit_logits(mu.ravel(), var.ravel()).reshape(mu.shape),

@@ -20,7 +20,7 @@ Reference: Rasmussen & Williams (2006), algorithms 3.1 and 3.2, of which the dua
 version (``lib.fastgrid.forms._Dual`` cites their lines).
 """
 from lib.fastgrid import chain, decompose, forms, schedule
-from lib.fastgrid.chain import PointFit, Work, chain_rows
+from lib.fastgrid.chain import PointFit, Work, chain_fits, chain_rows
 from lib.fastgrid.decompose import band_drop_threshold, form_and_directions
 from lib.fastgrid.schedule import Task, estimate_costs, plan_tasks, run_task
 from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings

@@ -188,29 +188,26 @@ def _fit_point(solver, y, s2, starts, fac, work, cfg: Settings = DEFAULT_SETTING
     raise ConvergenceError(f"Newton's method did not converge in {cfg.max_iter} iterations (s2={s2})")
 
 
-def chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, *, warm_start=True,
-               settings: Settings = DEFAULT_SETTINGS):
-    """The grid points of one chain: ``s2_values`` (ascending) at one width.
+def chain_fits(X_train, y_train, X_test, s2_values, width, s2_max, *, warm_start=True,
+               settings: Settings = DEFAULT_SETTINGS, work: Work | None = None):
+    """The Laplace fits along one chain: ``s2_values`` (ascending) at one width, one
+    :class:`PointFit` per ``s2``, yielded in order (the MAP and Laplace quantities, and the
+    activation's mean and variance at ``X_test``).
 
     The first point starts from zero; each next one from the best of the extrapolated
     previous solutions, the last one and zero, with chord steps with the last factor
     (``warm_start=False``: every point from zero, no chord steps). ``s2_max`` is the grid's
     largest prior variance (it sets the rank cut and the banded form's threshold, so the
-    segments of one width use the same decomposition). ``settings``: the engine's constants.
+    segments of one width use the same decomposition). ``settings``: the engine's constants;
+    ``work``: counters to add this chain's work to.
 
     Arrays must be checked (:func:`lib.hyper.grid.evidence_grid` does it).
-
-    Returns
-    -------
-    rows : list of dict
-        One per ``s2``, the columns of :data:`lib.hyper.grid.COLUMNS`.
-    work : Work
     """
-    work = Work()
+    work = Work() if work is None else work
     with threadpool_limits(limits=1):                  # same arithmetic on any backend
         solver = _make_solver(X_train, X_test, width, s2_max, settings)   # one per chain
         work.setups += 1
-        rows, history, fac = [], [], None
+        history, fac = [], None
         for s2 in s2_values:
             starts = _starting_points(history[-settings.extrapolate:], np.log(s2), solver)
             try:
@@ -222,12 +219,29 @@ def chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, *, wa
                 fac = fit.factor
             else:
                 fac = None
-            train = activation_scores(fit.a, fit.h, y_train)
-            test = activation_scores(fit.mu_test, fit.var_test, y_test)
-            rows.append({
-                "s2": float(s2), "width": float(width), "log_evidence": fit.log_evidence,
-                **{f"train_{key}": value for key, value in train.items()},
-                **{f"test_{key}": value for key, value in test.items()},
-                "n_iter": fit.n_iter,
-            })
+            yield fit
+
+
+def chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, *, warm_start=True,
+               settings: Settings = DEFAULT_SETTINGS):
+    """The grid points of one chain (:func:`chain_fits`), scored.
+
+    Returns
+    -------
+    rows : list of dict
+        One per ``s2``, the columns of :data:`lib.hyper.grid.COLUMNS`.
+    work : Work
+    """
+    work, rows = Work(), []
+    fits = chain_fits(X_train, y_train, X_test, s2_values, width, s2_max,
+                      warm_start=warm_start, settings=settings, work=work)
+    for s2, fit in zip(s2_values, fits):
+        train = activation_scores(fit.a, fit.h, y_train)
+        test = activation_scores(fit.mu_test, fit.var_test, y_test)
+        rows.append({
+            "s2": float(s2), "width": float(width), "log_evidence": fit.log_evidence,
+            **{f"train_{key}": value for key, value in train.items()},
+            **{f"test_{key}": value for key, value in test.items()},
+            "n_iter": fit.n_iter,
+        })
     return rows, work

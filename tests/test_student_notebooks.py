@@ -157,6 +157,17 @@ def pytest_collectstart(collector):
 '''
 
 
+def _one_core():
+    """Pin the chapter's run (and so its kernel) to one core, a different one per pytest-xdist
+    worker: the suite runs chapters side by side, so a chapter's own worker processes (the grid
+    engine's joblib pool, sized by the cores it may use) would only compete with the other
+    worker's chapter. No output depends on the number of processes (lib.fastgrid)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker and hasattr(os, "sched_setaffinity"):
+        cores = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cores[int(worker.removeprefix("gw")) % len(cores)]})
+
+
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_downloaded_chapter_reads_and_runs(chapter, served_book, student_env, tmp_path):
     _, origin = served_book
@@ -173,5 +184,6 @@ def test_downloaded_chapter_reads_and_runs(chapter, served_book, student_env, tm
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
          "--nbval", "--nbval-kernel-name", KERNEL, "--nbval-sanitize-with", "sanitize.cfg",
          "--nbval-cell-timeout", "1200", f"{chapter}.ipynb"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800)
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800,
+        preexec_fn=_one_core)
     assert run.returncode == 0, run.stdout[-8000:] + run.stderr[-3000:]

@@ -149,23 +149,32 @@ def _reads_as_the_page(chapter, student):
     assert not any("glue" in c.source or "myst_nb" in c.source for c in code), chapter
 
 
-# nbval in the fresh environment: what the chapters' run compares (root conftest.py).
+# nbval in the fresh environment: what the chapters' run compares (root conftest.py), on the
+# core it is given (the kernel inherits it).
 _NBVAL_CONFTEST = '''\
+import os
+
+if os.environ.get("BLC_TEST_CORE"):
+    os.sched_setaffinity(0, {int(os.environ["BLC_TEST_CORE"])})
+
+
 def pytest_collectstart(collector):
     if collector.fspath and collector.fspath.ext == ".ipynb":
         collector.skip_compare += ("text/html", "stderr", "application/javascript")
 '''
 
 
-def _one_core():
-    """Pin the chapter's run (and so its kernel) to one core, a different one per pytest-xdist
-    worker: the suite runs chapters side by side, so a chapter's own worker processes (the grid
-    engine's joblib pool, sized by the cores it may use) would only compete with the other
-    worker's chapter. No output depends on the number of processes (lib.fastgrid)."""
+def _core():
+    """The core this worker's chapter runs on (a different one per pytest-xdist worker), or
+    None outside xdist. The suite runs chapters side by side, so a chapter's own worker
+    processes (the grid engine's joblib pool, sized by the cores it may use) would only compete
+    with the other worker's chapter. No output depends on the number of processes (lib.fastgrid).
+    """
     worker = os.environ.get("PYTEST_XDIST_WORKER")
-    if worker and hasattr(os, "sched_setaffinity"):
-        cores = sorted(os.sched_getaffinity(0))
-        os.sched_setaffinity(0, {cores[int(worker.removeprefix("gw")) % len(cores)]})
+    if not (worker and hasattr(os, "sched_getaffinity")):
+        return None
+    cores = sorted(os.sched_getaffinity(0))
+    return cores[int(worker.removeprefix("gw")) % len(cores)]
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
@@ -180,10 +189,11 @@ def test_downloaded_chapter_reads_and_runs(chapter, served_book, student_env, tm
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["JUPYTER_PATH"] = student_env["jupyter_path"]
+    if _core() is not None:
+        env["BLC_TEST_CORE"] = str(_core())
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
          "--nbval", "--nbval-kernel-name", KERNEL, "--nbval-sanitize-with", "sanitize.cfg",
          "--nbval-cell-timeout", "1200", f"{chapter}.ipynb"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800,
-        preexec_fn=_one_core)
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800)
     assert run.returncode == 0, run.stdout[-8000:] + run.stderr[-3000:]

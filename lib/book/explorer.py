@@ -201,6 +201,14 @@ def _plane_spec(fields: PlaneFields) -> dict:
             "code": {"scale": LOGIT_SCALE, "max": LOGIT_MAX}}
 
 
+def _cells(values, grid) -> list:
+    """The index in ``grid`` of each of ``values`` (each must be a point of ``grid``)."""
+    idx = [int(np.argmin(np.abs(np.log(grid) - np.log(v)))) for v in values]
+    if not np.allclose(grid[idx], values, rtol=1e-12):
+        raise ValueError("every setting of fields must be a point of table")
+    return idx
+
+
 def grid_explorer(table, fields: PlaneFields, X_train, y_train, X_test, y_test, *,
                   figure: str, initial, ev_floor: float) -> str:
     """The grid chapter's explorer: two sliders, ``s2`` and ``l``, over ``fields``' settings.
@@ -233,17 +241,11 @@ def grid_explorer(table, fields: PlaneFields, X_train, y_train, X_test, y_test, 
     heat = table.pivot(index="s2", columns="width", values="log_evidence").to_numpy()
     top = float(np.nanmax(heat))
 
-    def cells(values, grid):
-        idx = [int(np.argmin(np.abs(np.log(grid) - np.log(v)))) for v in values]
-        if not np.allclose(grid[idx], values, rtol=1e-12):
-            raise ValueError("every setting of fields must be a point of table")
-        return idx
-
     rows = table.set_index(["s2", "width"])
     numbers = []
     for s in fields.s2:                                # frame = i_s2 * P + i_l
         for width in fields.widths:
-            row = rows.loc[(s2_all[cells([s], s2_all)[0]], l_all[cells([width], l_all)[0]])]
+            row = rows.loc[(s2_all[_cells([s], s2_all)[0]], l_all[_cells([width], l_all)[0]])]
             numbers.append([f"{row.log_evidence:.2f}", f"{row.train_accuracy:.3f}",
                             f"{row.test_accuracy:.3f}", f"{row.test_ll_map:.3f}",
                             f"{row.test_ll_pred:.3f}"])
@@ -253,14 +255,15 @@ def grid_explorer(table, fields: PlaneFields, X_train, y_train, X_test, y_test, 
         **_plane_spec(fields),
         "sliders": [
             {"key": "s2", "label": "prior variance s²", "values": fields.s2.tolist(),
-             "text": [f"{v:.3g}" for v in fields.s2], "initial": cells([initial[0]], fields.s2)[0]},
+             "text": [f"{v:.3g}" for v in fields.s2],
+             "initial": _cells([initial[0]], fields.s2)[0]},
             {"key": "l", "label": "RBF width l", "values": fields.widths.tolist(),
              "text": [f"{v:.3g}" for v in fields.widths],
-             "initial": cells([initial[1]], fields.widths)[0]}],
+             "initial": _cells([initial[1]], fields.widths)[0]}],
         "panels": [
             {"type": "heat", "title": "log evidence over the grid", "array": "heat",
              "rows": len(s2_all), "cols": len(l_all), "lut": "viridis",
-             "row_cells": cells(fields.s2, s2_all), "col_cells": cells(fields.widths, l_all),
+             "row_cells": _cells(fields.s2, s2_all), "col_cells": _cells(fields.widths, l_all),
              "xlabel": "RBF width l", "ylabel": "prior variance s²",
              "xticks": _log_ticks(l_all), "yticks": _log_ticks(s2_all),
              "scale": [f"{ev_floor:.0f}", f"{top:.0f}"]},

@@ -157,11 +157,10 @@ def _points(X, y, extent) -> np.ndarray:
 
 
 def _log_ticks(values) -> list:
-    """``[position in cells, "10^k"]`` for each whole power of ten of a log-spaced axis."""
-    e = np.log10(np.asarray(values, dtype=float))
-    step = (e[-1] - e[0]) / (e.size - 1)
-    powers = np.arange(np.ceil(e[0] - 1e-9), np.floor(e[-1] + 1e-9) + 1)
-    return [[float((p - e[0]) / step + 0.5), f"{p:g}"] for p in powers]
+    """``[position in cells, "k"]`` for each whole power of ten ``10^k`` of a log-spaced axis."""
+    from lib.book.plots import power_ticks
+
+    return [[float(x), f"{p:g}"] for x, p in zip(*power_ticks(values))]
 
 
 def page_html(spec: dict, arrays: dict) -> str:

@@ -135,9 +135,17 @@ def _log_ticks(values):
     e = np.log10(values)
     if e.size <= 12:                                   # few cells: label every one
         return np.arange(e.size) + 0.5, [f"$10^{{{v:g}}}$" for v in np.round(e, 2)]
-    step = (e[-1] - e[0]) / (e.size - 1)               # many cells: whole powers of ten
+    positions, powers = power_ticks(values)             # many cells: whole powers of ten
+    return positions, [f"$10^{{{p:g}}}$" for p in powers]
+
+
+def power_ticks(values):
+    """Positions (in cells, centres at ``k + 0.5``) and exponents of the whole powers of ten
+    along a log-spaced axis of ``values``."""
+    e = np.log10(np.asarray(values, dtype=float))
+    step = (e[-1] - e[0]) / (e.size - 1)
     powers = np.arange(np.ceil(e[0] - 1e-9), np.floor(e[-1] + 1e-9) + 1)
-    return (powers - e[0]) / step + 0.5, [f"$10^{{{p:g}}}$" for p in powers]
+    return (powers - e[0]) / step + 0.5, powers
 
 
 def plot_grid_heatmap(ax, table, value: str, *, best=None, annotate: bool = False, fmt: str = ".0f",

@@ -275,16 +275,14 @@ def fit_laplace(
 ) -> LaplacePosterior:
     """MAP by Newton's method, then the Laplace approximation at the mode.
 
-    Newton step (the gradient of ``Psi`` over its negative Hessian ``A``), solved with
-    Cholesky::
+    Newton step (gradient of ``Psi`` over its negative Hessian ``A``, by Cholesky), with ``t``
+    halved until ``Psi`` does not decrease (a safeguard far from the mode)::
 
         g = Phi^T (y - sigma(Phi w)) - w / s2,     A d = g,     w <- w + t d
 
-    with ``t`` halved until ``Psi`` does not decrease (a safeguard far from the mode). For
-    another ``likelihood``, ``y - sigma(Phi w)`` is its ``gradient`` and ``W`` in ``A`` its
-    ``curvature``; for a vector ``s2``, ``w / s2`` and ``I / s2`` are elementwise.
-    Converged when ``max |t d| <= tol * (1 + max |w|)`` or, in activation space,
-    ``max |Phi t d| <= tol * (1 + max |Phi w|)``.
+    Another ``likelihood`` supplies ``y - sigma(Phi w)`` (its ``gradient``) and ``W`` in ``A``
+    (its ``curvature``); a vector ``s2`` acts elementwise. Converged when
+    ``max |t d| <= tol (1 + max |w|)`` or ``max |Phi t d| <= tol (1 + max |Phi w|)``.
 
     Parameters
     ----------
@@ -323,8 +321,7 @@ def fit_laplace(
     w = np.zeros(M) if w0 is None else as_vector(w0, "w0", length=M).copy()
 
     def psi_at(w):
-        # Psi = L + log prior (up to its constant); for the logistic likelihood and a scalar
-        # s2 this is log_posterior_from_activations, operation for operation
+        # Psi = L + log prior up to a constant (= log_posterior_from_activations, logistic)
         return lik.log_likelihood(Phi @ w, y) + log_prior_quadratic(w, s2)
 
     psi = psi_at(w)
@@ -336,19 +333,16 @@ def fit_laplace(
         # Line 5: L = cholesky(B), B = I + W^1/2 K W^1/2; here A = L L^T (|B| = |s2 A|)
         L = _cholesky_of_precision(A, s2)
         # Lines 6-8: b = W f + grad log p, a = b - W^1/2 L^T \ (L \ (W^1/2 K b)), f = K a; here
-        # the Newton step of book eq. map-newton, A d = grad Psi, w <- w + t d (step halving
-        # in _halving_step is not in the algorithm)
+        # book eq. map-newton, A d = grad Psi, w <- w + t d (the halving is not in R&W)
         d = cho_solve((L, True), g)
         w, psi, step = _halving_step(psi_at, w, d, psi)
         # Line 9: until convergence (of Psi in the algorithm); here the step is negligible
         if _step_negligible(Phi, w, step, tol):
             break
     else:
-        raise ConvergenceError(
-            f"Newton's method did not converge in max_iter={max_iter} iterations (s2={s2}, "
-            f"{lik.name} likelihood); "
-            "raise max_iter or loosen tol"
-        )
+        raise ConvergenceError(f"Newton's method did not converge in max_iter={max_iter} "
+                               f"iterations (s2={s2}, {lik.name} likelihood); "
+                               "raise max_iter or loosen tol")
     a = Phi @ w
     # W and L at the mode, for line 10 (LaplacePosterior.log_evidence) and the predictive
     L = _cholesky_of_precision(_precision_from_curvature(lik.curvature(a, y), Phi, s2), s2)

@@ -1,4 +1,6 @@
 """lib.checks.sampling against known answers: quadrature in 1-D and 2-D, Gaussian draws, tiny NUTS runs."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import integrate
@@ -154,13 +156,10 @@ def test_mc_predictive_of_gaussian_draws():
 def jax_compilation_cache(tmp_path):
     """JAX's persistent compilation cache in a fresh folder, for one test, then off again.
 
-    Each ``sample_posterior`` call builds a new potential function, and NumPyro's sequential
-    chains jit a new loop per chain, so XLA compiled the same NUTS loop once per chain per call:
-    six compilations of 3-7 s each for the three runs below, nearly all of the test's time (the
-    sampling itself takes well under a second). With the cache an identical program (same
-    model, same shapes: the second chain, the repeated run) is compiled once and loaded after
-    that; a different program (the unpreconditioned run) is still compiled. What runs is the
-    same executable XLA would build again, so the draws are the same as without the cache.
+    ``sample_posterior`` compiles its NUTS loop once per call (the second chain loads it from a
+    cache of its own). Here one cache spans the test's calls, so the repeated run loads the
+    first one's loop too; a different program (the unpreconditioned run) is still compiled.
+    What runs is the executable XLA would build again, so the draws are the same.
     """
     import jax
     from jax.experimental.compilation_cache import compilation_cache as cc
@@ -193,6 +192,22 @@ def test_nuts_matches_quadrature_and_repeats(two_d, jax_compilation_cache):
         m = sampling.sample_moments(run.draws)
         assert np.all(np.abs(m["mean"] - q.mean) < 5 * m["mcse_mean"])
         assert np.all(np.abs(m["sd"] - q.sd) < 5 * m["mcse_sd"])
+
+
+def test_sampler_cache_is_scoped_to_the_call(tmp_path):
+    import jax
+
+    assert jax.config.jax_compilation_cache_dir is None
+    with sampling._each_program_compiled_once():
+        folder = Path(jax.config.jax_compilation_cache_dir)
+        assert folder.is_dir()
+    assert jax.config.jax_compilation_cache_dir is None and not folder.exists()
+    jax.config.update("jax_compilation_cache_dir", str(tmp_path))   # the caller's own cache
+    try:
+        with sampling._each_program_compiled_once():
+            assert jax.config.jax_compilation_cache_dir == str(tmp_path)
+    finally:
+        jax.config.update("jax_compilation_cache_dir", None)
 
 
 def test_input_checks(two_d):

@@ -5,12 +5,15 @@ work between processes (``-n 2`` in pyproject.toml)."""
 _PER_TEST = "tests/test_student_notebooks.py::test_downloaded_chapter_reads_and_runs"
 
 
+# Tables are compared through text/plain; HTML renderings, stderr (progress bars, library
+# chatter) and widget state are not compared. (tests/test_student_notebooks.py gives the
+# chapters' run in the fresh environment this same list.)
+SKIP_COMPARE = ("text/html", "stderr", "application/javascript")
+
+
 def pytest_collectstart(collector):
-    # Tables are compared through text/plain; HTML renderings, stderr (progress bars, library
-    # chatter) and widget state are not compared. (tests/test_student_notebooks.py gives the
-    # chapters' run in the fresh environment the same settings.)
     if collector.fspath and collector.fspath.ext == ".ipynb":
-        collector.skip_compare += ("text/html", "stderr", "application/javascript")
+        collector.skip_compare += SKIP_COMPARE
 
 
 def _scope(nodeid):
@@ -30,11 +33,12 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 # Costly units first, so that no worker is left with a long one at the end (measured on 2 cores).
-# The book build (test_book.py) starts at once on one worker while the other runs the slowest
-# unit tests; the chapters wait for the book and the fresh environment (shared by the workers),
+# The book build (test_book.py, about 15 s) starts at once on one worker while the other runs
+# the slowest unit tests (about as long), so that neither waits for the book; the chapters wait for the book and the fresh environment (shared by the workers),
 # costliest first.
 _COSTLY_FIRST = (
-    "tests/test_book.py", "tests/test_sampling.py", "tests/test_browser.py",
+    "tests/test_book.py", "tests/test_sampling.py", "tests/test_fastgrid.py",
+    "tests/test_grid.py", "tests/test_browser.py",
     "tests/test_probit.py", "tests/test_pdf.py", "tests/test_explorers.py",
     *(f"{_PER_TEST}[{name}]" for name in (
         "ground_truth", "grid", "evidence_opt", "ml_lab", "probit_model", "map", "grid_engine",

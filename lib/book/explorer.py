@@ -363,12 +363,15 @@ def _plane_panel(ax, fields: PlaneFields, logits, X, y, title: str):
 def plot_grid_frame(fig, table, fields: PlaneFields, X_train, y_train, setting, *,
                     ev_floor: float):
     """The grid explorer's frame at ``setting`` = (s2, width), as a static figure: the evidence
-    heat map with the setting starred, then the MAP and the predictive contours."""
+    heat map with the setting starred above, the MAP and the predictive contours below (two
+    rows, so that a printed page, a column wide, shows them legibly)."""
     from lib.book.plots import plot_grid_heatmap
 
     i = int(np.argmin(np.abs(np.log(fields.s2) - np.log(setting[0]))))
     j = int(np.argmin(np.abs(np.log(fields.widths) - np.log(setting[1]))))
-    axes = fig.subplots(1, 3, width_ratios=(1.25, 1, 1))
+    mosaic = fig.subplot_mosaic([[".", "ev", "ev", "."], ["map", "map", "pred", "pred"]],
+                                width_ratios=(0.2, 1, 1, 0.2))
+    axes = [mosaic[key] for key in ("ev", "map", "pred")]
     plot_grid_heatmap(axes[0], table, "log_evidence", best=(fields.s2[i], fields.widths[j]),
                       vmin=ev_floor, colorbar_label="log evidence")
     axes[0].get_legend().remove()

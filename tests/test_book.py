@@ -27,7 +27,6 @@ def test_every_chapter_is_in_the_toc():
 def test_chapters_are_numbered():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     for part in toc["parts"]:
-        files = [c["file"] for c in part["chapters"]]
         if part["caption"] != "Back matter":             # errata and references: unnumbered
             assert part.get("numbered") is True, f"part {part['caption']!r} is not numbered"
 

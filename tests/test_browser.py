@@ -278,6 +278,17 @@ def test_mathjax_typeset_every_equation(visited):
     assert fonts, "MathJax's fonts were not loaded from the book's own _static/mathjax/"
 
 
+def test_no_id_repeats_on_a_page(visited):
+    # an id names one element: a repeated one is invalid HTML and its links land on the first
+    repeated = {}
+    for page, (_, info, *_r) in visited.items():
+        seen = set()
+        twice = sorted({i for i in info["ids"] if i in seen or seen.add(i)})
+        if twice:
+            repeated[page] = twice
+    assert not repeated, repeated
+
+
 def test_every_image_loads(visited):
     broken = {p: info["broken_images"] for p, (_, info, *_r) in visited.items()
               if info["broken_images"]}

@@ -111,3 +111,17 @@ def test_no_section_title_outside_the_checks_names_a_source():
             if (check is None or i < check) and re.search(r"\breport\b|\btable \d", title, re.I):
                 offenders.append(f"{name}: {title}")
     assert not offenders, offenders
+
+
+@pytest.mark.parametrize("name", CORE + OPTIONAL)
+def test_no_stored_output_is_a_warning_or_an_error(name):
+    # nbval does not compare stderr (conftest.py), so a warning printed by a cell would reach the
+    # page unnoticed: the committed outputs must hold none, and no error.
+    found = []
+    for i, cell in enumerate(_cells(name)):
+        for out in cell.get("outputs", []):
+            text = out.get("text", "") + out.get("data", {}).get("text/plain", "")
+            if (out.get("name") == "stderr" or out.output_type == "error"
+                    or re.search(r"\w+Warning\b", text)):
+                found.append((i, out.get("name", out.output_type), text[:200]))
+    assert not found, found

@@ -369,9 +369,9 @@ def plot_grid_frame(fig, table, fields: PlaneFields, X_train, y_train, setting, 
 
     i = int(np.argmin(np.abs(np.log(fields.s2) - np.log(setting[0]))))
     j = int(np.argmin(np.abs(np.log(fields.widths) - np.log(setting[1]))))
-    mosaic = fig.subplot_mosaic([[".", "ev", "ev", "."], ["map", "map", "pred", "pred"]],
-                                width_ratios=(0.2, 1, 1, 0.2))
-    axes = [mosaic[key] for key in ("ev", "map", "pred")]
+    top, bottom = fig.subfigures(2, 1, height_ratios=(1.05, 1))
+    axes = [top.subplots(), *bottom.subplots(1, 2)]
+    axes[0].set_box_aspect(0.85)                  # the heat map centred, not a column wide
     plot_grid_heatmap(axes[0], table, "log_evidence", best=(fields.s2[i], fields.widths[j]),
                       vmin=ev_floor, colorbar_label="log evidence")
     axes[0].get_legend().remove()

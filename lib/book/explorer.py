@@ -7,7 +7,7 @@ them into one ``text/html`` output: a hidden container holding the data (the arr
 deflated and base64-encoded, with a JSON description). The book's script
 ``_assets/js/explorer.js`` (loaded by ``_ext/explorer.py`` on the pages that hold an explorer)
 draws them on canvases, with sliders, in place of the static frame of the figure named by
-``figure``; that frame (:func:`plot_grid_frame`, :func:`plot_sweep_frames`) is what a printed
+``figure``; that frame (:func:`plot_grid_frame`, :func:`plot_sweep_frame`) is what a printed
 copy and a reader without JavaScript see. No request leaves the page.
 
 Logits are stored on an ``asinh`` scale (:func:`encode_logits`): 127 codes per sign, fine near
@@ -384,27 +384,26 @@ def plot_grid_frame(fig, table, fields: PlaneFields, X_train, y_train, setting, 
     return axes
 
 
-def plot_sweep_frames(fig, fields: PlaneFields, X, y, s2_values, *, var_range):
-    """The sweep explorer's frames at ``s2_values``, one row each: MAP and predictive contours
-    over ``(X, y)``, and ``log10 sigma_a^2`` (clipped to ``var_range``)."""
+def plot_sweep_frame(fig, fields: PlaneFields, X, y, s2: float, *, var_range):
+    """The sweep explorer's frame at the prior variance of ``fields`` nearest ``s2``, as a static
+    figure: the MAP and the predictive contours over ``(X, y)`` above, ``log10 sigma_a^2``
+    (clipped to ``var_range``) below (two rows, legible a printed column wide)."""
     from lib.book.plots import plot_data
 
     x1 = np.linspace(fields.extent[0], fields.extent[1], fields.n)
     x2 = np.linspace(fields.extent[2], fields.extent[3], fields.n)
-    axes = fig.subplots(len(s2_values), 3, sharex=True, sharey=True, squeeze=False)
-    for row, s2 in zip(axes, s2_values):
-        k = int(np.argmin(np.abs(np.log(fields.s2) - np.log(s2))))
-        for ax, logits, title in ((row[0], fields.map_logits, "plug-in MAP"),
-                                  (row[1], fields.pred_logits, "probit predictive")):
-            _plane_panel(ax, fields, logits[0, k], X, y, f"{title}, $s^2$ = {fields.s2[k]:g}")
-        logvar = np.log10(np.maximum(fields.var[0, k], 1e-300)).reshape(fields.n, fields.n)
-        mesh = row[2].contourf(x1, x2, np.clip(logvar, *var_range),
-                               levels=np.linspace(*var_range, 17))
-        plot_data(row[2], X, y, size=2)
-        row[2].set_title(f"variance of $a$, $s^2$ = {fields.s2[k]:g}", loc="left")
-        for ax in row[1:]:
-            ax.set_ylabel("")
-    for ax in axes[:-1].ravel():
-        ax.set_xlabel("")
-    fig.colorbar(mesh, ax=axes[:, 2], location="right", label="$\\log_{10}\\sigma_a^2$")
+    k = int(np.argmin(np.abs(np.log(fields.s2) - np.log(s2))))
+    top, bottom = fig.subfigures(2, 1)
+    axes = [*top.subplots(1, 2, sharex=True, sharey=True), bottom.subplots()]
+    for ax, logits, title in ((axes[0], fields.map_logits, "plug-in MAP"),
+                              (axes[1], fields.pred_logits, "probit predictive")):
+        _plane_panel(ax, fields, logits[0, k], X, y, f"{title}, $s^2$ = {fields.s2[k]:g}")
+    axes[1].set_ylabel("")
+    logvar = np.log10(np.maximum(fields.var[0, k], 1e-300)).reshape(fields.n, fields.n)
+    mesh = axes[2].contourf(x1, x2, np.clip(logvar, *var_range),
+                            levels=np.linspace(*var_range, 17))
+    plot_data(axes[2], X, y, size=2)
+    axes[2].set(xlabel="$x_1$", ylabel="$x_2$", box_aspect=1)
+    axes[2].set_title(f"variance of $a$, $s^2$ = {fields.s2[k]:g}", loc="left")
+    bottom.colorbar(mesh, ax=axes[2], location="right", label="$\\log_{10}\\sigma_a^2$")
     return axes

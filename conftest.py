@@ -34,8 +34,8 @@ def pytest_xdist_make_scheduler(config, log):
 
 # Costly units first, so that no worker is left with a long one at the end (measured on 2 cores).
 # The book build (test_book.py, about 15 s) starts at once on one worker while the other runs
-# the slowest unit tests (about as long), so that neither waits for the book; the chapters wait for the book and the fresh environment (shared by the workers),
-# costliest first.
+# the slowest unit tests (about as long), so that neither waits for the book; then the chapters,
+# which wait for the book and the fresh environment (shared by the workers), costliest first.
 _COSTLY_FIRST = (
     "tests/test_book.py", "tests/test_sampling.py", "tests/test_fastgrid.py",
     "tests/test_grid.py", "tests/test_browser.py",

@@ -4,7 +4,7 @@ sphinx-exercise wraps the body of every exercise in a section with the id ``exer
 and of every solution in one with ``solution-content`` (its source marks this "should id be
 classes?"), so a chapter with five exercises has five elements with one id: invalid HTML, and a
 link to ``#exercise-content`` would always land on the first. This names each body after the
-exercise or solution that holds it (``ex-map-2-content``, ``sol-map-2-content``), which is
+exercise or solution that holds it (``map-ex-gradient-content``), which is
 unique wherever the label is, the one-page build for the PDF included.
 """
 from __future__ import annotations

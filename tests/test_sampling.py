@@ -161,20 +161,8 @@ def jax_compilation_cache(tmp_path):
     first one's loop too; a different program (the unpreconditioned run) is still compiled.
     What runs is the executable XLA would build again, so the draws are the same.
     """
-    import jax
-    from jax.experimental.compilation_cache import compilation_cache as cc
-
-    names = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")
-    saved = {name: getattr(jax.config, name) for name in names}
-    jax.config.update("jax_compilation_cache_dir", str(tmp_path / "jax-cache"))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    cc.reset_cache()                       # the cache is set up once, at the first compilation
-    try:
+    with sampling._compilation_cache_in(tmp_path / "jax-cache"):
         yield tmp_path / "jax-cache"
-    finally:
-        for name, value in saved.items():
-            jax.config.update(name, value)
-        cc.reset_cache()
 
 
 def test_nuts_matches_quadrature_and_repeats(two_d, jax_compilation_cache):

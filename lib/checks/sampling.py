@@ -198,6 +198,26 @@ class PosteriorSamples:
 
 
 @contextmanager
+def _compilation_cache_in(folder):
+    """JAX's persistent compilation cache in ``folder`` for the duration of the block (XLA
+    programs that took over 0.5 s to compile: the NUTS loops), then JAX's settings as they
+    were."""
+    from jax.experimental.compilation_cache import compilation_cache
+
+    names = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")
+    saved = {name: getattr(jax.config, name) for name in names}
+    jax.config.update("jax_compilation_cache_dir", str(folder))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)
+    compilation_cache.reset_cache()            # the cache is set up at the next compilation
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            jax.config.update(name, value)
+        compilation_cache.reset_cache()
+
+
+@contextmanager
 def _each_program_compiled_once():
     """NumPyro's sequential chains jit a new sampling loop per chain, so XLA would compile the
     same program once per chain (about 2.5 s each on the book's problems: most of a small
@@ -205,22 +225,11 @@ def _each_program_compiled_once():
     temporary folder lets the second chain load the executable the first one compiled. It is
     the same program, so the draws are the same as without the cache. A cache the caller has
     set up (``jax_compilation_cache_dir``) is used as it is."""
-    from jax.experimental.compilation_cache import compilation_cache
-
     if jax.config.jax_compilation_cache_dir:
         yield
         return
-    min_seconds = jax.config.jax_persistent_cache_min_compile_time_secs
-    with tempfile.TemporaryDirectory(prefix="blc-jax-") as folder:
-        jax.config.update("jax_compilation_cache_dir", folder)
-        jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.5)  # the NUTS loops
-        compilation_cache.reset_cache()        # the cache is set up at the next compilation
-        try:
-            yield
-        finally:
-            jax.config.update("jax_compilation_cache_dir", None)
-            jax.config.update("jax_persistent_cache_min_compile_time_secs", min_seconds)
-            compilation_cache.reset_cache()
+    with tempfile.TemporaryDirectory(prefix="blc-jax-") as folder, _compilation_cache_in(folder):
+        yield
 
 
 def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,

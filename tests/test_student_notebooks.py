@@ -206,6 +206,9 @@ def test_downloaded_chapter_reads_and_runs(chapter, served_book, student_env, tm
     env = {k: v for k, v in os.environ.items()
            if k not in ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")}
     env["JUPYTER_PATH"] = student_env["jupyter_path"]
+    for name in ("BLC_DATA_DIR", "BLC_CACHE_DIR"):   # the kernel runs in tmp_path: a folder
+        if env.get(name):                            # given relative to here, made absolute
+            env[name] = os.path.abspath(env[name])
     if _core() is not None:
         env["BLC_TEST_CORE"] = str(_core())
     run = subprocess.run(
@@ -213,4 +216,6 @@ def test_downloaded_chapter_reads_and_runs(chapter, served_book, student_env, tm
          "--nbval", "--nbval-kernel-name", KERNEL, "--nbval-sanitize-with", "sanitize.cfg",
          "--nbval-cell-timeout", "1200", f"{chapter}.ipynb"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800)
-    assert run.returncode == 0, run.stdout[-8000:] + run.stderr[-3000:]
+    # the first failure (later cells often fail only because of it), then the summary
+    assert run.returncode == 0, (run.stdout[:6000] + "\n...\n" + run.stdout[-1500:]
+                                 + run.stderr[-3000:])

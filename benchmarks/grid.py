@@ -77,7 +77,7 @@ def main(n_jobs: int = 2) -> dict:
     if n_jobs < 1:
         raise ValueError(f"n_jobs must be a positive number of cores, got {n_jobs}")
     X, y = lib.load_lab_data()
-    X_train, y_train, X_test, y_test = lib.report_split(X, y)
+    X_train, y_train, X_test, y_test = lib.first_rows_split(X, y)
 
     start = time.perf_counter()
     table = evidence_grid(X_train, y_train, X_test, y_test, S2_VALUES, WIDTHS, n_jobs=n_jobs)
@@ -127,7 +127,7 @@ def makespan(run, workers: int) -> float:
 
 def simulate(workers) -> dict:
     X, y = lib.load_lab_data()
-    data = lib.report_split(X, y)
+    data = lib.first_rows_split(X, y)
     schedules = {
         "old": sorted(fastgrid.plan_tasks(data[0], S2_VALUES, WIDTHS, target_tasks=1),
                       key=lambda task: task.width),

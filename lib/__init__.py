@@ -16,9 +16,11 @@ Everything else lives in a sub-package named for its role, imported as a module
 * :mod:`lib.hyper` -- choosing the hyper-parameters: the evidence grid (what a grid point is,
   the reference), the evidence gradient, the search, MacKay's update;
 * :mod:`lib.fastgrid` -- the fast engine that computes :mod:`lib.hyper`'s grid;
-* :mod:`lib.checks` -- ground truth (NUTS, quadrature, importance sampling), the ML lab's split
-  and training-length studies, the 1-D Laplace example;
-* :mod:`lib.book` -- book plumbing: the report's quoted figures, plots, display and glue helpers.
+* :mod:`lib.checks` -- ground truth (NUTS, quadrature, importance sampling), the 1-D Laplace
+  example;
+* :mod:`lib.report` -- report-only code: the report's quoted figures and the ML lab's studies
+  (the teaching core never imports it);
+* :mod:`lib.book` -- book plumbing: plots, display and glue helpers, the explorers.
 
 Each quantity has one definition: the log-likelihood
 (:func:`lib.likelihood.label_log_probs`), the log posterior
@@ -28,7 +30,7 @@ Each quantity has one definition: the log-likelihood
 (:func:`lib.scores.activation_scores`) and MacKay's gamma
 (:func:`lib.scores.effective_parameters`). Input checks are in one place, :mod:`lib._validate`.
 """
-from lib.data import DataError, load_lab_data, random_split, report_split
+from lib.data import DataError, first_rows_split, load_lab_data, random_split
 from lib.features import add_bias, linear_features, rbf_features
 from lib.laplace import (
     ConvergenceError,

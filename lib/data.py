@@ -328,8 +328,11 @@ def _paired(X, y) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def report_split(X, y, n_train: int = N_TRAIN):
-    """The report's split: the first ``n_train`` rows train, the rest test, in file order.
+def first_rows_split(X, y, n_train: int = N_TRAIN):
+    """The course's split: the first ``n_train`` rows train, the rest test, in file order.
+
+    The file is not sorted by class, so both parts keep its balance; it is also the split the
+    report used (it disabled shuffling).
 
     Parameters
     ----------

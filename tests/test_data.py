@@ -67,7 +67,7 @@ def test_load_from_blc_data_dir(lab_dir, monkeypatch):
     X, y = lib.load_lab_data()
     assert X.shape == (1000, 2) and y.shape == (1000,)
     assert int((y == 0).sum()) == 506 and int((y == 1).sum()) == 494
-    Xtr, ytr, Xte, yte = lib.report_split(X, y)
+    Xtr, ytr, Xte, yte = lib.first_rows_split(X, y)
     assert Xtr.shape == (750, 2) and Xte.shape == (250, 2)
     np.testing.assert_array_equal(Xte, X[750:])
 
@@ -280,9 +280,9 @@ def test_wrong_shape_or_labels(monkeypatch, no_env, x_rows, y_rows, match):
 def test_split_errors():
     X, y = np.zeros((10, 2)), np.zeros(10)
     with pytest.raises(ValueError, match="n_train must be between 1 and 9"):
-        lib.report_split(X, y, n_train=10)
+        lib.first_rows_split(X, y, n_train=10)
     with pytest.raises(ValueError, match="same number of rows"):
-        lib.report_split(X, y[:5])
+        lib.first_rows_split(X, y[:5])
     with pytest.raises(ValueError, match="train_fraction must be strictly between"):
         lib.random_split(X, y, train_fraction=1.0)
 

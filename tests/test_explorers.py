@@ -26,7 +26,7 @@ import test_browser  # noqa: E402  (its Chromium options, page settling and netw
 from test_browser import browser  # noqa: E402,F401  (the module-scoped Chromium fixture)
 
 import lib  # noqa: E402
-from lib.book import report  # noqa: E402
+from lib.report import printed as report  # noqa: E402
 
 # The explorer's state: whether it started, its frame, slider positions, numbers shown, and a
 # hash of each canvas's pixels.
@@ -86,7 +86,7 @@ def opened(served_book, browser):  # noqa: F811
 @pytest.fixture(scope="module")
 def lab():
     X, y = lib.load_lab_data()
-    return lib.report_split(X, y)
+    return lib.first_rows_split(X, y)
 
 
 def _state(browser, name):  # noqa: F811

@@ -1,11 +1,11 @@
-"""Tests of lib.ml's curvature bounds and lib.checks.ml_lab: scored fits, RBF probabilities and the majority effect."""
+"""Tests of lib.ml's curvature bounds and lib.report.ml_lab: scored fits, RBF probabilities and the majority effect."""
 import numpy as np
 import pytest
 
 import lib
 from conftest import make_blobs
 from lib.book import plots
-from lib.checks.ml_lab import (
+from lib.report.ml_lab import (
     MajorityEffect,
     ScoredFit,
     SplitPaths,
@@ -151,7 +151,7 @@ def test_majority_effect_steps_by_one_over_kappa(monkeypatch):
         seen.append((kwargs["learning_rate"], lib.curvature_bound(Phi)))
         return lib.fit_ml(Phi, y, **kwargs)
 
-    monkeypatch.setattr(lib.checks.ml_lab, "fit_ml", fit_ml)
+    monkeypatch.setattr(lib.report.ml_lab, "fit_ml", fit_ml)
     X, y = make_blobs(120, seed=4)
     majority_effect(X[:100], y[:100], X[100:], width=0.5, fractions=[0.3, 0.6], n_points=30,
                     n_repeats=2, n_steps=5, seed=0)

@@ -1,7 +1,5 @@
 """Book plumbing (import a module: ``from lib.book import plots``).
 
-* :mod:`lib.book.report` -- the report's printed figures, quoted in one place, and the
-  report-versus-ours tables;
 * :mod:`lib.book.plots` -- the book's figures;
 * :mod:`lib.book.display` -- rounding-level differences printed as their bound;
 * :mod:`lib.book.glue` -- glue a dict of formatted values into the page in one call.

@@ -292,7 +292,7 @@ def plot_split_band(ax, steps, paths, *, highlight: int = 0, colour: str = "tab:
     steps : array_like, shape (K,)
         Gradient steps (epochs) of the records, 0 first; drawn on a symlog axis.
     paths : array_like, shape (S, K)
-        The quantity on each of S splits (e.g. :attr:`lib.checks.ml_lab.SplitPaths.test_ll`).
+        The quantity on each of S splits (e.g. :attr:`lib.report.ml_lab.SplitPaths.test_ll`).
     highlight : int
         Row drawn as a line (the chapter's own split); the band spans the lowest and highest
         value over all rows at each record.

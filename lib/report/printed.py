@@ -17,10 +17,6 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-#: Rows of the data file used for training (the rest test); the report disabled shuffling
-#: (section 3: "The shuffling functionality used in the short lab ... was disabled for this FTR").
-N_TRAIN = 750
-
 #: Base case of sections 3.1-3.2: prior variance and RBF width ("sigma_0 = 1, l = 0.1").
 BASE_S2 = 1.0
 BASE_WIDTH = 0.1

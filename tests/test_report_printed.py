@@ -1,11 +1,11 @@
-"""lib.book.report: the quoted figures are well formed, and the comparison rounds as the report did."""
+"""lib.report.printed: the quoted figures are well formed, and the comparison rounds as the report did."""
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-import lib.book.report as report
+import lib.report.printed as report
 
 SOURCE = Path(__file__).resolve().parents[2] / "shared" / "sources" / "report-3f8-bayesian-logistic-classification.md"
 

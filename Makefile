@@ -1,4 +1,7 @@
-# Two commands from a fresh clone (Python 3.11 on the PATH is all they need):
+# Two commands from a fresh clone. They need Python 3.11, npm (for MathJax) and make on the PATH;
+# an interpreter not called python3.11: `make test PYTHON=/path/to/python3.11`. The first run
+# downloads the pinned packages (.venv: about 1.2 GB), MathJax (10 MB) and, unless BLC_DATA_DIR
+# names a folder holding X.txt and y.txt, the lab data (38 kB, into the cache).
 #   make book   builds the HTML book from the committed, executed chapters -> _build/html/index.html
 #   make pdf    the whole book as one PDF (one-page HTML printed by headless Chromium) -> _build/pdf/book.pdf
 #   make test   runs every test (lib unit tests, README example, book build, the book in headless

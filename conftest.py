@@ -37,12 +37,14 @@ def pytest_xdist_make_scheduler(config, log):
 # the slowest unit tests (about as long), so that neither waits for the book; then the chapters,
 # which wait for the book and the fresh environment (shared by the workers), costliest first.
 _COSTLY_FIRST = (
-    "tests/test_book.py", "tests/test_sampling.py", "tests/test_fastgrid.py",
+    "tests/test_book.py", "tests/test_reference_values.py", "tests/test_sampling.py",
+    "tests/test_properties.py", "tests/test_fastgrid.py",
     "tests/test_grid.py", "tests/test_browser.py",
     "tests/test_probit.py", "tests/test_pdf.py", "tests/test_explorers.py",
     *(f"{_PER_TEST}[{name}]" for name in (
-        "ground_truth", "grid", "evidence_opt", "ml_lab", "probit_model", "map", "grid_engine",
-        "evidence", "gp_view", "predictive", "laplace", "softmax", "data")),
+        "ground_truth", "grid", "report_ml_lab", "report_search", "evidence_opt", "ml_lab",
+        "probit_model", "map", "grid_engine", "report_base_case", "evidence", "gp_view",
+        "predictive", "laplace", "softmax", "report_theory", "data")),
 )
 
 

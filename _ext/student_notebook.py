@@ -213,15 +213,10 @@ def markdown(text: str, values: dict, r: Resolver, cited: list) -> str:
 # --- the notebook ------------------------------------------------------------------------------
 
 def _setup_note(wheel: str) -> str:
+    # One line: the start page ("Running the chapters yourself") says how, once for the book.
     return (
-        "> **Running this notebook.** It needs the book's package `lib` and its dependencies: "
-        f"download the wheel `{wheel}` from the book's start page and run "
-        f"`pip install \"{wheel}[notebooks,sampling]\"` (`[notebooks]` adds scikit-learn and a "
-        "Jupyter kernel, `[sampling]` the sampler of the ground-truth chapter). The lab data is "
-        "downloaded on first use and checked against its SHA-256 checksum; offline, set "
-        "`BLC_DATA_DIR` to a folder holding `X.txt` and `y.txt`. The numbers in the text are "
-        "the ones the book computed; the code below recomputes them. Each exercise's solution "
-        "follows it: try the exercise first.")
+        f"> **Running this notebook** needs the book's package `lib` (the wheel `{wheel}`): "
+        "see \"Running the chapters yourself\" on the book's start page.")
 
 
 def student_notebook(source, r: Resolver, wheel: str):

@@ -12,14 +12,13 @@ Everything else lives in a sub-package named for its role, imported as a module
 (``from lib.models import probit``):
 
 * :mod:`lib.models` -- the other models: probit (erfc) likelihood, GP classification,
-  softmax regression, Gaussian generative classifiers, least-squares discriminant;
+  softmax regression;
 * :mod:`lib.hyper` -- choosing the hyper-parameters: the evidence grid (what a grid point is,
-  the reference), the evidence gradient, the search, MacKay's update;
+  the reference), the evidence gradient, the search;
 * :mod:`lib.fastgrid` -- the fast engine that computes :mod:`lib.hyper`'s grid;
-* :mod:`lib.checks` -- ground truth (NUTS, quadrature, importance sampling), the 1-D Laplace
-  example;
-* :mod:`lib.report` -- report-only code: the report's quoted figures and the ML lab's studies
-  (the teaching core never imports it);
+* :mod:`lib.checks` -- ground truth: the NUTS sampler and the quadrature;
+* :mod:`lib.report` -- report-only code: the report's quoted figures and the ML lab's split
+  study (the teaching core never imports it);
 * :mod:`lib.book` -- book plumbing: plots, display and glue helpers, the explorers.
 
 Each quantity has one definition: the log-likelihood
@@ -62,19 +61,15 @@ from lib.predictive import (
     predictive_logits,
     predictive_proba,
     probit_approximation,
-    probit_gap,
 )
 from lib.scores import (
     SplitScores,
     accuracy,
-    bic,
     confusion_matrix,
     decision_crosstab,
     effective_parameters,
-    evidence_terms,
     logit_scores,
     predict_labels,
-    report_evidence_forms,
     score_posterior,
     score_split,
 )

@@ -26,6 +26,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from lib._validate import as_labels, as_matrix, fraction, split_size
+from lib._validate import seed as check_seed
+
 log = logging.getLogger(__name__)
 
 
@@ -63,6 +66,9 @@ REGISTRY = {
     "X.txt": "c639403b054d5cd2d863dbcff7dac934199dc13d011342cde408dc50632846c7",
     "y.txt": "13b17c99244903927a1ef57161b87a900dcbc32157b51ec49e49fd76fdab9598",
 }
+
+#: Size in bytes of each file's canonical form (to tell a truncated copy from a corrupt one).
+SIZES = {"X.txt": 36132, "y.txt": 2000}
 
 N_POINTS = 1000
 N_TRAIN = 750
@@ -128,14 +134,40 @@ def _how_to_fix() -> str:
     )
 
 
-def _verify(path: Path) -> Path:
-    expected = REGISTRY[path.name]
-    got = _sha256(path.read_bytes())
-    if got != expected:
-        raise DataError(
-            f"checksum mismatch for {path}: sha256 {got}, expected {expected}. "
-            f"The file is corrupt or not the lab data; delete it and retry. {_how_to_fix()}"
-        )
+#: How to fix a bad local copy, by where it came from (:attr:`DataSource.origin`).
+_FIXES = {
+    "BLC_DATA_DIR": "replace it with a good copy of the lab file (or unset BLC_DATA_DIR to "
+                    "download the files instead)",
+    "data_dir": "replace it with a good copy of the lab file",
+    "cache": "delete it; it will be downloaded again",
+}
+
+
+def _read(path: Path, origin: str) -> bytes:
+    """The bytes of a local copy, or a DataError saying how to fix an unreadable one."""
+    try:
+        return path.read_bytes()
+    except OSError as err:
+        raise DataError(f"cannot read {path} ({err.strerror or err}). Make it readable "
+                        f"(chmod u+r), or {_FIXES[origin]}.") from err
+
+
+def _problem_with(path: Path, data: bytes) -> str | None:
+    """None if ``data`` is the lab file ``path.name``, else what is wrong with it."""
+    got = _sha256(data)
+    if got == REGISTRY[path.name]:
+        return None
+    size, full = len(canonical(data)), SIZES[path.name]
+    if size < full:
+        return f"{path} is truncated ({size} of {full} bytes)"
+    return (f"checksum mismatch for {path}: sha256 {got}, expected {REGISTRY[path.name]}; the "
+            "file is corrupt or not the lab data")
+
+
+def _verify(path: Path, origin: str) -> Path:
+    problem = _problem_with(path, _read(path, origin))
+    if problem:
+        raise DataError(f"{problem}. To fix: {_FIXES[origin]}.")
     return path
 
 
@@ -241,12 +273,19 @@ def fetch(name: str, *, data_dir=None, base_url=None) -> Path:
                 f"{name} not found in {Path(data_dir).resolve()} (named by BLC_DATA_DIR or data_dir). "
                 "Point BLC_DATA_DIR at a folder holding X.txt and y.txt, or unset it to download them."
             )
-        return _record(DataSource(name, _verify(path), origin))
+        return _record(DataSource(name, _verify(path, origin), origin))
 
     expected = REGISTRY[name]
     cached = cache_dir() / name
-    if cached.is_file() and _sha256(cached.read_bytes()) == expected:
-        return _record(DataSource(name, cached, "cache"))
+    bad_cache = None      # what is wrong with the cached copy, if there is one
+    if cached.is_file():
+        try:
+            bad_cache = _problem_with(cached, _read(cached, "cache"))
+        except DataError as err:
+            bad_cache = str(err)
+        if bad_cache is None:
+            return _record(DataSource(name, cached, "cache"))
+        log.warning("%s; downloading it again", bad_cache)
 
     import requests
 
@@ -260,7 +299,9 @@ def fetch(name: str, *, data_dir=None, base_url=None) -> Path:
             continue
         got = hashlib.sha256(data).hexdigest()
         if got != expected:
-            failures.append(f"{mirror.label} <{url}>: served a file that failed its checksum "
+            short = (f"a truncated file ({len(data)} of {SIZES[name]} bytes)"
+                     if len(data) < SIZES[name] else "a file that failed its checksum")
+            failures.append(f"{mirror.label} <{url}>: served {short} "
                             f"(sha256 {got[:16]}..., expected {expected[:16]}...)")
             continue
         _store(cached, data)
@@ -270,8 +311,9 @@ def fetch(name: str, *, data_dir=None, base_url=None) -> Path:
         log.info("%s downloaded from %s (%s)", name, mirror.label, url)
         return _record(DataSource(name, cached, "download", mirror.label, url))
     tried = "\n".join(f"  {i}. {line}" for i, line in enumerate(failures, 1))
+    cache_note = f"The cached copy is no good: {bad_cache} (delete it).\n" if bad_cache else ""
     raise DataError(
-        f"could not download {name}: every address failed.\n{tried}\n{_how_to_fix()}"
+        f"could not download {name}: every address failed.\n{tried}\n{cache_note}{_how_to_fix()}"
     )
 
 
@@ -321,18 +363,18 @@ def check_lab_data(X: np.ndarray, y: np.ndarray) -> None:
 
 
 def _paired(X, y) -> tuple[np.ndarray, np.ndarray]:
-    """Return ``X`` and ``y`` as arrays, checking that they have the same number of rows."""
-    X, y = np.asarray(X), np.asarray(y)
-    if X.ndim == 0 or y.ndim == 0 or X.shape[0] != y.shape[0]:
-        raise ValueError(f"X and y must have the same number of rows, got shapes {X.shape} and {y.shape}")
-    return X, y
+    """Return ``X`` (N, D) and ``y`` (N,) of 0/1 as arrays (unchanged), or raise naming them."""
+    n = as_matrix(X, "X").shape[0]
+    as_labels(y, "y", length=n)
+    return np.asarray(X), np.asarray(y)
 
 
 def first_rows_split(X, y, n_train: int = N_TRAIN):
     """The course's split: the first ``n_train`` rows train, the rest test, in file order.
 
-    The file is not sorted by class, so both parts keep its balance; it is also the split the
-    report used (it disabled shuffling).
+    The file is not sorted by class, so both parts keep its balance. The report says only that
+    it disabled shuffling; that it used this split is our inference, which the reproduction of
+    its Bayesian tables supports (chapter "The base case, reproduced").
 
     Parameters
     ----------
@@ -345,8 +387,7 @@ def first_rows_split(X, y, n_train: int = N_TRAIN):
     X_train, y_train, X_test, y_test : ndarray
     """
     X, y = _paired(X, y)
-    if not 0 < n_train < X.shape[0]:
-        raise ValueError(f"n_train must be between 1 and {X.shape[0] - 1}, got {n_train}")
+    n_train = split_size(n_train, X.shape[0], "n_train")
     return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
 
 
@@ -358,10 +399,12 @@ def random_split(X, y, *, train_fraction: float = 0.75, seed: int = 0):
     X_train, y_train, X_test, y_test : ndarray
     """
     X, y = _paired(X, y)
-    if not 0 < train_fraction < 1:
-        raise ValueError(f"train_fraction must be strictly between 0 and 1, got {train_fraction}")
-    perm = np.random.default_rng(seed).permutation(X.shape[0])
+    train_fraction = fraction(train_fraction, "train_fraction", open_interval=True)
     n_train = int(round(train_fraction * X.shape[0]))
+    if not 0 < n_train < X.shape[0]:
+        raise ValueError(f"train_fraction must leave both sets non-empty: {train_fraction!r} of "
+                         f"{X.shape[0]} rows gives {n_train} training rows")
+    perm = np.random.default_rng(check_seed(seed)).permutation(X.shape[0])
     tr, te = perm[:n_train], perm[n_train:]
     return X[tr], y[tr], X[te], y[te]
 
@@ -372,7 +415,7 @@ def main() -> int:
 
     try:
         X, y = load_lab_data()
-    except DataError as err:
+    except (DataError, OSError) as err:   # OSError: e.g. an unreadable BLC_DATA_DIR folder
         print(f"lab data unavailable: {err}", file=sys.stderr)
         return 1
     print(f"lab data OK: X {X.shape}, y {y.shape}, {int((y == 0).sum())} zeros, {int((y == 1).sum())} ones")

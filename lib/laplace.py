@@ -158,14 +158,14 @@ def bias_prior_variances(s2, bias_s2, n_weights) -> np.ndarray:
     RBF weights), ``bias_s2`` for the last (the bias column of :func:`lib.features.rbf_features`).
 
     Barrett's note's prior (book chapter "The probit likelihood": ``s2`` is its ``alpha^2``,
-    ``bias_s2`` its ``beta^2``). No checks; :func:`fit_laplace` checks the vector.
+    ``bias_s2`` its ``beta^2``).
 
     Returns
     -------
     ndarray, shape (n_weights,)
     """
-    v = np.full(n_weights, float(s2))
-    v[-1] = float(bias_s2)
+    v = np.full(positive_int(n_weights, "n_weights"), positive_scalar(s2, "s2"))
+    v[-1] = positive_scalar(bias_s2, "bias_s2")
     return v
 
 

@@ -20,17 +20,17 @@ from typing import Callable
 import numpy as np
 from scipy.special import expit
 
-from lib._validate import as_labels, as_probabilities, as_vector, as_weights_design_labels
+from lib._validate import as_labels, as_probabilities, as_vector, as_weights_design_labels, real_values
 
 
 def sigmoid(a) -> np.ndarray:
     """Logistic function ``sigma(a) = 1 / (1 + exp(-a))``, overflow-free (``scipy.special.expit``)."""
-    return expit(np.asarray(a, dtype=float))
+    return expit(real_values(a, "a"))
 
 
 def log_sigmoid(a) -> np.ndarray:
     """``log sigma(a) = -log(1 + exp(-a))``, stable for every real ``a``."""
-    return -np.logaddexp(0.0, -np.asarray(a, dtype=float))
+    return -np.logaddexp(0.0, -real_values(a, "a"))
 
 
 def label_log_probs(a, y) -> np.ndarray:

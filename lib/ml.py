@@ -22,6 +22,7 @@ from scipy.sparse.linalg import LinearOperator, eigsh
 
 from lib._validate import as_design, as_labels, as_vector, positive_int, positive_scalar
 from lib._validate import batch_size as check_batch_size
+from lib._validate import seed as check_seed
 from lib.likelihood import average_log_likelihood_logits, sigmoid
 
 
@@ -111,7 +112,7 @@ def fit_ml(
     Phi_test, y_test = _test_set(Phi_test, y_test, M)
     w = np.zeros(M) if w0 is None else as_vector(w0, "w0", length=M).copy()
 
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(check_seed(seed))
     batches = None if batch_size is None else _minibatches(N, batch_size, rng)
     history = _History(Phi, y, Phi_test, y_test, callback)
     history.record(0, w)
@@ -236,5 +237,5 @@ def minibatch_curvature_bound(Phi, batch_size: int, *, seed: int = 0) -> float:
     """
     Phi = as_design(Phi, "Phi")
     batch_size = check_batch_size(positive_int(batch_size, "batch_size"), Phi.shape[0])
-    rows = np.random.default_rng(seed).permutation(Phi.shape[0])
+    rows = np.random.default_rng(check_seed(seed)).permutation(Phi.shape[0])
     return max(curvature_bound(Phi[b]) for b in np.array_split(rows, Phi.shape[0] // batch_size))

@@ -7,8 +7,7 @@ equations implemented here:
   ``sigma_a^2 = phi^T A^{-1} phi = |L^{-1} phi|^2``;
 * ``eq-probit-scale``: ``sigma(a) ~= N(lambda a)``, ``lambda^2 = pi / 8``;
 * ``eq-probit``: ``P(y=1 | phi) ~= sigma(rho mu_a)``, ``rho = (1 + pi sigma_a^2 / 8)^{-1/2}``
-  (the sources' kappa; the book keeps kappa for a curvature bound);
-* ``eq-probit-gap``: the largest gap between the logistic and the scaled probit.
+  (the sources' kappa; the book keeps kappa for a curvature bound).
 
 References: Spiegelhalter & Lauritzen (1990); MacKay (1992); Bishop (2006), section 4.5.2;
 Rasmussen & Williams (2006), algorithm 3.2, of which :func:`activation_moments` is the
@@ -93,6 +92,10 @@ def probit_approximation(mu, var) -> np.ndarray:
     return sigmoid(probit_logits(mu, var))
 
 
+#: Most evaluations of the logistic :func:`logistic_gaussian_expectation` makes (its cost).
+_MAX_EVALUATIONS = 5e8
+
+
 def logistic_gaussian_expectation(mu, var) -> np.ndarray:
     """``E[sigma(a)]`` for ``a ~ N(mu, var)`` by the trapezoid rule (the exact reference).
 
@@ -114,6 +117,10 @@ def logistic_gaussian_expectation(mu, var) -> np.ndarray:
     # z = (a - mu) / sd
     sd = np.sqrt(var)
     h = min(0.1, 0.25 / max(float(sd.max(initial=0.0)), 1e-12))
+    if mu.size * 20.0 / h > _MAX_EVALUATIONS:
+        raise ValueError(f"var up to {var.max():.3g} needs {mu.size * 20.0 / h:.2g} evaluations of "
+                         f"the logistic (limit {_MAX_EVALUATIONS:.0g}; 1e8 take seconds); "
+                         "use probit_approximation for such variances")
     z = np.arange(-10.0, 10.0 + h / 2, h)
     weights = np.exp(-0.5 * z**2) * h / np.sqrt(2.0 * np.pi)   # trapezoid (ends are ~1e-22)
     out = np.empty_like(mu)
@@ -122,44 +129,6 @@ def logistic_gaussian_expectation(mu, var) -> np.ndarray:
         a = mu[i : i + chunk, None] + sd[i : i + chunk, None] * z[None, :]
         out[i : i + chunk] = sigmoid(a) @ weights
     return out
-
-
-def probit_gap(*, tol: float = 1e-14) -> tuple[float, float]:
-    """The largest gap between the logistic and the scaled probit, and where it is.
-
-    ``g(x) = sigma(x) - N(lambda x)`` is odd, zero at 0 and at infinity, with ``g'(0) = 0`` by the
-    choice of ``lambda``. Its extremum on ``x > 0`` is the root of
-    ``g'(x) = sigma(x)(1 - sigma(x)) - lambda exp(-lambda^2 x^2 / 2) / sqrt(2 pi)``, found by
-    Brent's method on ``[1, 10]`` (``g' < 0`` at 1, ``> 0`` at 10).
-
-    It is also the limit, as the variance grows, of the largest error of the probit approximation
-    of ``E[sigma(a)]`` over all means (book chapter "The probit predictive", after book eq.
-    ``eq-probit-gap``).
-
-    Parameters
-    ----------
-    tol : float
-        Absolute tolerance on the maximiser.
-
-    Returns
-    -------
-    x_star : float
-        The maximiser of ``|g|`` on ``x > 0`` (``-x_star`` is the other one).
-    gap : float
-        ``g(x_star)``, negative: the probit lies above the logistic for ``x > 0``.
-    """
-    from scipy.optimize import brentq
-    from scipy.special import ndtr
-
-    lam = PROBIT_SCALE
-
-    def slope_difference(x):
-        s = sigmoid(np.array([x]))[0]
-        return s * (1.0 - s) - lam * np.exp(-0.5 * (lam * x) ** 2) / np.sqrt(2.0 * np.pi)
-
-    x_star = brentq(slope_difference, 1.0, 10.0, xtol=tol)
-    gap = float(sigmoid(np.array([x_star]))[0] - ndtr(lam * x_star))
-    return float(x_star), gap
 
 
 def predictive_logits(posterior: LaplacePosterior, Phi) -> np.ndarray:

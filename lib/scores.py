@@ -9,10 +9,9 @@ Three kinds of score:
 
 * **classification metrics** of any probabilities or logits: decisions, accuracy, the
   row-normalised confusion matrix, average log-likelihood (:func:`logit_scores`);
-* **evidence criteria** on the training data: the Laplace log evidence split into its four
-  terms, the two shortened forms of it that the report writes down (its eq. 6 and listing 2),
-  the Bayesian information criterion (lecture notes 7.3.1), and the number of well-determined
-  weights ``gamma = M - tr(A^{-1}) / s2``;
+* **evidence criteria** on the training data: the number of well-determined weights
+  ``gamma = M - tr(A^{-1}) / s2`` (the Laplace log evidence and its four terms are
+  :attr:`lib.laplace.LaplacePosterior.evidence_terms`);
 * **predictive scores** of a posterior on a labelled set, for the plug-in MAP classifier
   ``s(phi.w_MAP)`` and the probit-approximated predictive ``s(rho mu_a)``;
   :func:`score_posterior` collects the headline ones.
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import solve_triangular
 
-from lib._validate import as_labels, as_probabilities, as_vector, positive_int
+from lib._validate import as_design, as_labels, as_probabilities, as_vector, fraction
 from lib.laplace import LaplacePosterior
 from lib.likelihood import average_log_likelihood_logits, label_log_probs, sigmoid
 from lib.predictive import activation_moments, moderate
@@ -32,7 +31,7 @@ from lib.predictive import activation_moments, moderate
 
 def predict_labels(p, threshold: float = 0.5) -> np.ndarray:
     """Hard decisions ``1[p > threshold]`` from probabilities ``p``, shape (N,)."""
-    return (as_probabilities(p, "p") > threshold).astype(int)
+    return (as_probabilities(p, "p") > fraction(threshold, "threshold")).astype(int)
 
 
 def accuracy(p, y) -> float:
@@ -142,75 +141,6 @@ def _check_posterior(posterior) -> LaplacePosterior:
 # --------------------------------------------------------------------------- evidence criteria
 
 
-def evidence_terms(posterior: LaplacePosterior) -> dict[str, float]:
-    """The four terms of the Laplace log evidence ``log Z`` (book eq. ``eq-ev-laplace``).
-
-    Parameters
-    ----------
-    posterior : LaplacePosterior
-        Fitted by :func:`lib.laplace.fit_laplace` on the training data.
-
-    Returns
-    -------
-    dict of str to float
-        ``log_likelihood`` ``L(w_MAP)``; ``prior_quadratic`` ``-w_MAP.w_MAP / (2 s2)``;
-        ``prior_normaliser`` ``-(M/2) log s2``; ``occam_log_det`` ``-(1/2) log|A|``
-        (:attr:`lib.laplace.LaplacePosterior.evidence_terms`); and ``log_evidence``, their sum
-        (``posterior.log_evidence``).
-    """
-    post = _check_posterior(posterior)
-    return {**post.evidence_terms, "log_evidence": float(post.log_evidence)}
-
-
-def report_evidence_forms(posterior: LaplacePosterior) -> dict[str, float]:
-    """The log evidence as the report's eq. 6 (book eq. ``eq-ev-report6``) and listing 2 write it.
-
-    The full Laplace log evidence is ``log Z = Psi(w_MAP) - (M/2) log s2 - (1/2) log|A|``.
-    The report's eq. 6 keeps ``L(w_MAP) + (1/2) log|A^{-1}|`` only, dropping both prior terms,
-    ``-w.w / (2 s2)`` and ``-(M/2) log s2``. Its listing 2 returns
-    ``-posterior(w, ...) - sum_i log L_ii``; the function ``posterior`` is not shown, and if it
-    returns ``-Psi`` (the negative of the report's eq. 2, the cost it minimises), the listing
-    computes ``Psi(w_MAP) - (1/2) log|A|``, which keeps the quadratic term and drops
-    ``-(M/2) log s2``. All three coincide in the ``2 pi`` factors, which cancel.
-
-    Parameters
-    ----------
-    posterior : LaplacePosterior
-
-    Returns
-    -------
-    dict of str to float
-        ``eq6`` ``L(w_MAP) - (1/2) log|A|``; ``listing2`` ``Psi(w_MAP) - (1/2) log|A|`` (the
-        reading above); ``laplace`` the full ``log Z`` (``posterior.log_evidence``).
-    """
-    t = evidence_terms(posterior)
-    eq6 = t["log_likelihood"] + t["occam_log_det"]
-    return {"eq6": eq6, "listing2": eq6 + t["prior_quadratic"], "laplace": t["log_evidence"]}
-
-
-def bic(posterior: LaplacePosterior, n_data: int) -> float:
-    """Bayesian information criterion ``L(w_MAP) - (M/2) log N`` (book eq. ``eq-ev-bic``; lecture notes 7.3.1).
-
-    The large-N limit of the Laplace log evidence: ``log|A|`` grows like ``M log N`` and the
-    prior terms, which do not grow with N, are dropped. Larger is better (same sign as the
-    log evidence).
-
-    Parameters
-    ----------
-    posterior : LaplacePosterior
-        Fitted on the training data.
-    n_data : int
-        Number N of training points the posterior was fitted on.
-
-    Returns
-    -------
-    float
-    """
-    post = _check_posterior(posterior)
-    n = positive_int(n_data, "n_data")
-    return float(post.log_likelihood) - 0.5 * post.n_weights * float(np.log(n))
-
-
 def effective_parameters(posterior: LaplacePosterior) -> float:
     """Number of well-determined weights ``gamma = M - tr(A^{-1}) / s2`` (MacKay 1992).
 
@@ -231,6 +161,8 @@ def effective_parameters(posterior: LaplacePosterior) -> float:
     post = _check_posterior(posterior)
     M = post.n_weights
     Linv = solve_triangular(post.chol, np.eye(M), lower=True)   # A^{-1} = L^{-T} L^{-1}
+    if np.ndim(post.s2):   # one prior variance per weight: M - tr(S^{-1} A^{-1})
+        return float(M - np.sum(np.sum(Linv**2, axis=0) / post.s2))
     return float(M - np.sum(Linv**2) / post.s2)
 
 
@@ -346,6 +278,9 @@ def score_posterior(posterior: LaplacePosterior, Phi_train, y_train, Phi_test, y
         log-likelihoods of the MAP and predictive probabilities).
     """
     post = _check_posterior(posterior)
+    for Phi, y, part in ((Phi_train, y_train, "train"), (Phi_test, y_test, "test")):
+        n = as_design(Phi, f"Phi_{part}", n_cols=post.n_weights).shape[0]
+        as_labels(y, f"y_{part}", length=n)
     tr = score_split(post, Phi_train, y_train)
     te = score_split(post, Phi_test, y_test)
     return {

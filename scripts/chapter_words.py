@@ -1,4 +1,6 @@
-"""Words per chapter: the teaching text against the source checks (issue 18's measure).
+"""Words per chapter: the teaching text against the source checks (issue 18's measure), and the
+total of each part of the book (issue 27's budgets: the course at most 22,000 words, the report
+reproduced at most 10,000; tests/test_course_notes.py checks them).
 
     python scripts/chapter_words.py [ROOT]
 
@@ -46,8 +48,21 @@ def count(path: Path) -> tuple[int, int]:
 
 
 if __name__ == "__main__":
+    import yaml
+
     root = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(__file__).resolve().parents[1]
-    for path in sorted((root / "chapters").glob("*.ipynb")):
-        teach, check = count(path)
-        print(f"{path.stem:14s} teaching {teach:5d}  checks {check:5d}  "
-              f"({100 * check / max(teach + check, 1):.0f}%)")
+    toc = yaml.safe_load((root / "_toc.yml").read_text())
+    for part in toc["parts"]:
+        names = [c["file"].split("/")[-1] for c in part["chapters"]]
+        paths = [root / "chapters" / f"{n}.ipynb" for n in names]
+        paths = [p for p in paths if p.exists()]
+        if not paths:
+            continue
+        print(f"{part['caption']}")
+        total = 0
+        for path in paths:
+            teach, check = count(path)
+            total += teach + check
+            print(f"  {path.stem:16s} teaching {teach:5d}  checks {check:5d}  "
+                  f"({100 * check / max(teach + check, 1):.0f}%)")
+        print(f"  {'total':16s} {total:5d}")

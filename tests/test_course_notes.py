@@ -1,6 +1,8 @@
-"""Every chapter has the shape of a chapter of course notes (issue 18): learning objectives at the
-top, key takeaways, exercises whose solutions are collapsed and assert their answers, and, where a
-chapter checks a source, that check as its last section with its errata collapsed."""
+"""The book's two layers (issue 27). Every course and optional chapter has the shape of a chapter of
+course notes (issue 18): learning objectives at the top, key takeaways, exercises whose solutions
+are collapsed and assert their answers. The course (the core path) checks no source: no source
+check, no erratum, no report-only code. The optional chapters end with their source check, errata
+collapsed. The reference part reproduces the report: its errata collapsed, its numbers beside ours."""
 import re
 from pathlib import Path
 
@@ -13,6 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CORE = ("data", "ml_lab", "map", "laplace", "evidence", "predictive", "grid", "evidence_opt",
         "ground_truth")
 OPTIONAL = ("gp_view", "probit_model", "softmax")
+#: The reference part, "The report, reproduced", after the optional chapters.
+REFERENCE = ("report_theory", "report_base_case", "report_search", "report_ml_lab")
 MIN_EXERCISES = {**{name: 3 for name in CORE}, **{name: 2 for name in OPTIONAL}}
 
 
@@ -37,13 +41,26 @@ def _section_start(headings, title_pattern):
     return found[0] if found else None
 
 
-def test_the_core_path_is_the_table_of_contents_order():
+def _toc_parts():
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [c["file"].split("/")[-1] for part in toc["parts"] for c in part["chapters"]]
+    return [(part["caption"], [c["file"].split("/")[-1] for c in part["chapters"]])
+            for part in toc["parts"]]
+
+
+def test_the_core_path_is_the_table_of_contents_order():
+    parts = _toc_parts()
+    files = [name for _, names in parts for name in names]
     assert files[:len(CORE)] == list(CORE)
-    optional = [part["caption"] for part in toc["parts"]
-                if any(c["file"].split("/")[-1] in OPTIONAL for c in part["chapters"])]
+    optional = [caption for caption, names in parts if set(names) & set(OPTIONAL)]
     assert optional and all(caption.startswith("Optional") for caption in optional)
+
+
+def test_the_reference_part_is_one_part_after_the_optional_chapters():
+    parts = _toc_parts()
+    files = [name for _, names in parts for name in names]
+    holding = [names for _, names in parts if set(names) & set(REFERENCE)]
+    assert holding == [list(REFERENCE)], "the reference part is one part, in the report's order"
+    assert max(files.index(n) for n in CORE + OPTIONAL) < files.index(REFERENCE[0])
 
 
 @pytest.mark.parametrize("name", CORE + OPTIONAL)
@@ -85,35 +102,54 @@ def test_exercises_have_collapsed_solutions_that_assert(name):
         assert all(c.execution_count is not None for c in code), f"{label}: not executed"
 
 
-@pytest.mark.parametrize("name", CORE + OPTIONAL)
+def _errata(cells):
+    """(cell index, source) of every markdown cell holding an erratum."""
+    return [(i, c.source) for i, c in enumerate(cells) if c.cell_type == "markdown"
+            and re.search(r"^:::+\{admonition\} Erratum: ", c.source, re.M)]
+
+
+def _assert_collapsed(cells):
+    """Every erratum and remark box is collapsed (``:class: dropdown ...``)."""
+    for source in (c.source for c in cells if c.cell_type == "markdown"):
+        for box in re.findall(r"^:::+\{admonition\} (?:Erratum|Remark): [^\n]*\n([^\n]*)", source,
+                              re.M):
+            assert re.match(r":class: dropdown", box), f"an erratum is not collapsed: {box!r}"
+
+
+@pytest.mark.parametrize("name", CORE)
+def test_the_course_checks_no_source(name):
+    """No source check, no erratum, no report-only code in the core path (issue 27)."""
+    cells = _cells(name)
+    headings = _headings(cells)
+    assert _section_start(headings, r"Checking") is None
+    assert not _errata(cells), "an erratum in the course"
+    code = "\n".join(c.source for c in cells if c.cell_type == "code")
+    assert not re.search(r"\blib\.report\b|\bfrom lib import report\b|\breport\.\w", code)
+
+
+@pytest.mark.parametrize("name", OPTIONAL)
 def test_a_source_check_is_the_last_section_with_its_errata_collapsed(name):
     cells = _cells(name)
     headings = _headings(cells)
-    errata = [(i, c.source) for i, c in enumerate(cells) if c.cell_type == "markdown"
-              and re.search(r"^:::+\{admonition\} Erratum: ", c.source, re.M)]
+    errata = _errata(cells)
     last = [title for _, level, title in headings if level == 2][-1]
     if errata:
         assert last.startswith("Checking"), f"the last section is {last!r}"
         check = _section_start(headings, r"Checking")
         assert all(i >= check for i, _ in errata), "an erratum sits in the teaching text"
-    for _, source in errata:
-        for box in re.findall(r"^:::+\{admonition\} Erratum: [^\n]*\n([^\n]*)", source, re.M):
-            assert re.match(r":class: dropdown", box), f"an erratum is not collapsed: {box!r}"
+    _assert_collapsed(cells)
 
 
-def test_no_section_title_outside_the_checks_names_a_source():
-    """Teaching sections are named by concept, not by the report (issue 18)."""
-    offenders = []
-    for name in CORE + OPTIONAL:
-        headings = _headings(_cells(name))
-        check = _section_start(headings, r"Checking")
-        for i, level, title in headings:
-            if (check is None or i < check) and re.search(r"\breport\b|\btable \d", title, re.I):
-                offenders.append(f"{name}: {title}")
-    assert not offenders, offenders
+@pytest.mark.parametrize("name", REFERENCE)
+def test_a_reference_chapter_compares_and_collapses_its_errata(name):
+    cells = _cells(name)
+    _assert_collapsed(cells)
+    outputs = "\n".join(out.get("data", {}).get("text/plain", "") + out.get("text", "")
+                        for c in cells if c.cell_type == "code" for out in c.get("outputs", []))
+    assert re.search(r"reproduced", outputs), "no report | ours | reproduced? table"
 
 
-@pytest.mark.parametrize("name", CORE + OPTIONAL)
+@pytest.mark.parametrize("name", CORE + OPTIONAL + REFERENCE)
 def test_no_stored_output_is_a_warning_or_an_error(name):
     # nbval does not compare stderr (conftest.py), so a warning printed by a cell would reach the
     # page unnoticed: the committed outputs must hold none, and no error.
@@ -125,3 +161,17 @@ def test_no_stored_output_is_a_warning_or_an_error(name):
                     or re.search(r"\w+Warning\b", text)):
                 found.append((i, out.get("name", out.output_type), text[:200]))
     assert not found, found
+
+
+def test_word_budgets():
+    """The course at most 22,000 words, the reference part at most 10,000 (issue 27), counted as
+    scripts/chapter_words.py counts them (whitespace-separated words of the markdown cells)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("chapter_words", ROOT / "scripts" / "chapter_words.py")
+    words = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(words)
+    total = {part: sum(sum(words.count(ROOT / "chapters" / f"{name}.ipynb")) for name in names)
+             for part, names in [("course", CORE), ("reference", REFERENCE)]}
+    assert total["course"] <= 22_000, total
+    assert total["reference"] <= 10_000, total

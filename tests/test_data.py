@@ -245,7 +245,7 @@ def test_corrupt_file_in_data_dir(lab_dir, no_env):
     d.mkdir()
     shutil.copy(lab_dir / "X.txt", d / "X.txt")
     (d / "y.txt").write_text((lab_dir / "y.txt").read_text()[:-4])
-    with pytest.raises(DataError, match="checksum mismatch for .*y.txt"):
+    with pytest.raises(DataError, match=r"y.txt is truncated \(1996 of 2000 bytes\)"):
         lib.load_lab_data(data_dir=d)
 
 
@@ -281,7 +281,7 @@ def test_split_errors():
     X, y = np.zeros((10, 2)), np.zeros(10)
     with pytest.raises(ValueError, match="n_train must be between 1 and 9"):
         lib.first_rows_split(X, y, n_train=10)
-    with pytest.raises(ValueError, match="same number of rows"):
+    with pytest.raises(ValueError, match="y must have length 10"):
         lib.first_rows_split(X, y[:5])
     with pytest.raises(ValueError, match="train_fraction must be strictly between"):
         lib.random_split(X, y, train_fraction=1.0)
@@ -322,3 +322,93 @@ def test_check_command_ok(lab_dir):
     assert r.returncode == 0, r.stderr
     assert "506 zeros, 494 ones" in r.stdout
     assert f"X.txt: from the folder named by BLC_DATA_DIR ({lab_dir / 'X.txt'})" in r.stdout
+
+
+# --------------------------------------------------------------------------- bad local copies
+# Each bad copy gets a DataError naming the file and the fix for where it came from. We run as
+# root in CI, where chmod 000 does not stop a read: permission errors are simulated.
+
+
+def _unreadable(monkeypatch, path: Path):
+    real = Path.read_bytes
+
+    def read_bytes(self):
+        if self == path:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+
+
+@pytest.fixture
+def copy_dir(lab_dir, no_env, monkeypatch):
+    """A BLC_DATA_DIR holding good copies of both files."""
+    d = _folder(no_env / "copy", lab_dir)
+    monkeypatch.setenv("BLC_DATA_DIR", str(d))
+    return d
+
+
+def test_unreadable_copy_in_blc_data_dir(copy_dir, monkeypatch):
+    _unreadable(monkeypatch, copy_dir / "X.txt")
+    with pytest.raises(DataError) as err:
+        lib.load_lab_data()
+    msg = str(err.value)
+    assert f"cannot read {copy_dir / 'X.txt'}" in msg and "Permission denied" in msg
+    assert "chmod" in msg and "replace it with a good copy" in msg
+
+
+@pytest.mark.parametrize("bad, what", [
+    (lambda text: text[: len(text) // 2], "is truncated (18067 of 36132 bytes)"),
+    (lambda text: text.replace("1", "2", 1), "checksum mismatch for"),
+])
+def test_bad_copy_in_blc_data_dir_says_replace_it(copy_dir, bad, what):
+    (copy_dir / "X.txt").write_text(bad((copy_dir / "X.txt").read_text()))
+    with pytest.raises(DataError) as err:
+        lib.load_lab_data()
+    msg = str(err.value)
+    assert str(copy_dir / "X.txt") in msg and what in msg
+    assert "replace it with a good copy" in msg and "delete it" not in msg
+
+
+@pytest.mark.parametrize("spoil", ["truncated", "corrupt", "unreadable"])
+def test_bad_cache_without_network_says_delete_it(lab_dir, no_env, monkeypatch, spoil):
+    cache = Path(os.environ["BLC_CACHE_DIR"])
+    cache.mkdir()
+    text = (lab_dir / "y.txt").read_text()
+    (cache / "y.txt").write_text({"truncated": text[:100], "corrupt": text[::-1]}.get(spoil, text))
+    if spoil == "unreadable":
+        _unreadable(monkeypatch, cache / "y.txt")
+    with pytest.raises(DataError) as err:
+        data_mod.fetch("y.txt")
+    msg = str(err.value)
+    assert "could not download y.txt" in msg and str(cache / "y.txt") in msg
+    assert "delete it" in msg
+    assert {"truncated": "truncated", "corrupt": "checksum mismatch",
+            "unreadable": "cannot read"}[spoil] in msg
+
+
+def test_truncated_download_is_named(lab_dir, no_env):
+    d = no_env / "short"
+    d.mkdir()
+    (d / "y.txt").write_text((lab_dir / "y.txt").read_text()[:1000])
+    with _Server(d) as srv, pytest.raises(DataError) as err:
+        data_mod.fetch("y.txt", base_url=srv.url)
+    assert "served a truncated file (1000 of 2000 bytes)" in str(err.value)
+
+
+def test_check_command_prints_the_message_not_a_traceback(copy_dir, monkeypatch, capsys):
+    _unreadable(monkeypatch, copy_dir / "y.txt")
+    assert data_mod.main() == 1
+    err = capsys.readouterr().err
+    assert "lab data unavailable: cannot read" in err and "Traceback" not in err
+
+
+def test_check_command_corrupt_copy_exits_1_without_traceback(copy_dir):
+    import subprocess
+    import sys
+
+    (copy_dir / "X.txt").write_text("1 2\n")
+    r = subprocess.run([sys.executable, "-m", "lib"], capture_output=True, text=True,
+                       env=dict(os.environ))
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert "X.txt is truncated" in r.stderr and "replace it with a good copy" in r.stderr

@@ -1,14 +1,14 @@
-"""Tests of lib.hyper (gradient, search, mackay): the evidence gradient, the L-BFGS-B optimiser, MacKay's update."""
+"""Tests of lib.hyper (gradient, search): the evidence gradient and the L-BFGS-B optimiser."""
 import numpy as np
 import pytest
 
 from lib.scores import effective_parameters
 from lib.hyper import (
-    central_difference_gradient, evidence_gradient, mackay_s2, maximise_evidence,
+    central_difference_gradient, evidence_gradient, maximise_evidence,
     maximise_evidence_bias, maximise_evidence_s2,
 )
 from lib.features import rbf_features
-from lib.laplace import ConvergenceError, fit_laplace
+from lib.laplace import fit_laplace
 from lib.likelihood import LOGISTIC
 from lib.models.probit import PROBIT
 
@@ -67,24 +67,6 @@ def test_implicit_part_is_needed(data):
     X, y = data
     res = evidence_gradient(X, y, 1.0, 1.0)
     assert np.all(np.abs(res.implicit) > 0.1 * np.abs(res.gradient))
-
-
-def test_mackay_fixed_point_is_stationary_up_to_the_implicit_term(data):
-    X, y = data
-    mk = mackay_s2(X, y, 0.5, s2_init=1.0, tol=1e-10)
-    w = mk.posterior.w_map
-    assert mk.s2 == pytest.approx(float(w @ w) / mk.gamma, rel=1e-9)      # the fixed point (E8)
-    assert abs(mk.explicit[0]) < 1e-6                                    # explicit part (E4) vanishes
-    # ... but the total derivative does not: MacKay's point is not stationary
-    fd = central_difference_gradient(X, y, mk.s2, 0.5)
-    assert mk.gradient[0] == pytest.approx(fd[0], rel=1e-5)
-    assert abs(mk.gradient[0]) > 1e-3
-    # The gradient optimiser at the same width is a true stationary point, and at least as good.
-    opt = maximise_evidence_s2(X, y, 0.5, starts=[mk.s2])
-    assert abs(opt.gradient[0]) < 1e-4
-    assert opt.width == 0.5
-    assert opt.log_evidence >= mk.log_evidence - 1e-9
-    assert opt.runs[0].path.shape[1] == 2
 
 
 def test_optimiser_beats_a_coarse_grid(data):
@@ -213,11 +195,6 @@ BAD_INPUT = [
     pytest.param(_maximise(gtol=0.0), ValueError, "gtol", id="gtol"),
     pytest.param(lambda X, y: central_difference_gradient(X, y, 1.0, 1.0, step=-1e-4), ValueError, "step",
                  id="step"),
-    pytest.param(lambda X, y: mackay_s2(X, y, -0.5), ValueError, "width", id="width-mackay"),
-    pytest.param(lambda X, y: mackay_s2(X, y, 0.5, s2_init=0.0), ValueError, "s2_init", id="s2_init"),
-    pytest.param(lambda X, y: mackay_s2(X, y, 0.5, max_iter=0), ValueError, "max_iter", id="max_iter-mackay"),
-    pytest.param(lambda X, y: mackay_s2(X, y, 0.5, max_iter=1), ConvergenceError, "max_iter=1",
-                 id="max_iter-not-converged"),
 ]
 
 

@@ -87,28 +87,3 @@ def test_probit_scale_matches_the_slopes_at_the_origin():
 
     assert PROBIT_SCALE**2 == pytest.approx(np.pi / 8, rel=1e-15)
     assert PROBIT_SCALE * norm.pdf(0.0) == pytest.approx(0.25, rel=1e-15)   # sigma'(0) = 1/4
-
-
-def test_probit_gap_is_the_maximum_over_a_fine_grid():
-    from scipy.stats import norm
-
-    from lib.predictive import PROBIT_SCALE, probit_gap
-
-    x_star, gap = probit_gap()
-    x = np.linspace(-12, 12, 240_001)
-    g = expit(x) - norm.cdf(PROBIT_SCALE * x)
-    assert gap < 0
-    assert abs(gap) == pytest.approx(np.abs(g).max(), abs=1e-10)
-    assert x_star == pytest.approx(abs(x[np.argmax(np.abs(g))]), abs=1e-4)
-    assert abs(gap) == pytest.approx(0.0177, abs=5e-5)
-
-
-def test_probit_gap_is_the_large_variance_limit_of_the_approximation_error():
-    from lib.predictive import PROBIT_SCALE, probit_gap
-
-    x_star, gap = probit_gap()
-    sd = 1e3
-    mu = np.array([PROBIT_SCALE * x_star * sd])           # mu / sd = lambda x*
-    err = lib.probit_approximation(mu, np.array([sd**2])) - lib.logistic_gaussian_expectation(
-        mu, np.array([sd**2]))
-    assert err[0] == pytest.approx(gap, abs=1e-5)   # below the exact value: under-confident

@@ -8,6 +8,7 @@ from scipy.special import expit
 
 import lib
 from lib.checks import sampling
+from numpyro.diagnostics import effective_sample_size
 
 
 def _problem(n: int, m: int, seed: int = 0):
@@ -107,39 +108,6 @@ def test_quadrature_matches_adaptive_quadrature_in_2d(two_d):
     assert post.log_evidence != pytest.approx(q.log_z, abs=1e-6)
 
 
-def test_importance_evidence_within_its_standard_error(one_d, two_d):
-    for Phi, y, s2, post in (one_d, two_d):
-        exact = sampling.quadrature_posterior(Phi, y, s2, post, n_nodes=40).log_z
-        est = sampling.importance_log_evidence(Phi, y, s2, post, n_draws=20_000, seed=1)
-        assert 0 < est.se < 0.02
-        assert abs(est.log_z - exact) < 4 * est.se
-        assert 0.5 * est.n_draws < est.ess <= est.n_draws
-        assert 0 < est.max_weight < 0.01
-
-
-def test_moments_of_gaussian_draws():
-    # conjugate check: independent Gaussian draws with known moments
-    rng = np.random.default_rng(5)
-    mean, sd = np.array([1.0, -2.0, 0.0]), np.array([0.5, 2.0, 1.0])
-    draws = mean + sd * rng.standard_normal((2, 4000, 3))
-    m = sampling.sample_moments(draws)
-    assert np.all(np.abs(m["mean"] - mean) < 4 * m["mcse_mean"])
-    assert np.all(np.abs(m["sd"] - sd) < 4 * m["mcse_sd"])
-    np.testing.assert_allclose(m["mcse_mean"], sd / np.sqrt(8000), rtol=0.15)
-    np.testing.assert_allclose(m["mcse_sd"], sd / np.sqrt(2 * 8000), rtol=0.15)
-    assert np.all(np.abs(m["skew"]) < 4 * np.sqrt(6 / 8000))
-    assert np.all(np.abs(m["r_hat"] - 1) < 0.01)
-    assert np.all(m["ess"] > 6000)
-
-
-def test_laplace_moments_are_the_inverse_precision(two_d):
-    Phi, y, s2, post = two_d
-    lm = sampling.laplace_moments(post)
-    cov = np.linalg.inv(post.precision)
-    np.testing.assert_allclose(lm["sd"], np.sqrt(np.diag(cov)), rtol=1e-12)
-    np.testing.assert_array_equal(lm["mean"], post.w_map)
-
-
 def test_mc_predictive_of_gaussian_draws():
     rng = np.random.default_rng(6)
     mean, sd = np.array([0.8, -0.3]), np.array([1.0, 0.6])
@@ -177,9 +145,10 @@ def test_nuts_matches_quadrature_and_repeats(two_d, jax_compilation_cache):
         assert run.draws.shape == (2, 300, 2) and run.preconditioned == pre
         d = run.diagnostics()
         assert d["divergences"] == 0 and d["max R-hat"] < 1.02 and d["min ESS"] > 150
-        m = sampling.sample_moments(run.draws)
-        assert np.all(np.abs(m["mean"] - q.mean) < 5 * m["mcse_mean"])
-        assert np.all(np.abs(m["sd"] - q.sd) < 5 * m["mcse_sd"])
+        sd = run.flat.std(axis=0)
+        mcse = sd / np.sqrt(effective_sample_size(run.draws))   # of a mean; of an sd, smaller
+        assert np.all(np.abs(run.flat.mean(axis=0) - q.mean) < 5 * mcse)
+        assert np.all(np.abs(sd - q.sd) < 5 * mcse)
 
 
 def test_sampler_cache_is_scoped_to_the_call(tmp_path):
@@ -208,37 +177,16 @@ def test_input_checks(two_d):
         sampling.log_joint(np.zeros((1, 3)), Phi, y, s2)
     with pytest.raises(ValueError, match="length 12"):
         sampling.log_posterior_fn(Phi, y[:-1], s2)
-    with pytest.raises(TypeError, match="LaplacePosterior"):
-        sampling.importance_log_evidence(Phi, y, s2, post.w_map)
     with pytest.raises(ValueError, match="M <= 3"):
         big = np.ones((12, 4))
         sampling.quadrature_posterior(big, y, s2, lib.fit_laplace(big, y, s2))
     with pytest.raises(ValueError, match="weights"):
         sampling.quadrature_posterior(Phi[:, :1], y, s2, post)
     with pytest.raises(ValueError, match=r"\(chains, draws, M\)"):
-        sampling.sample_moments(np.zeros((10, 2)))
+        sampling.mc_predictive(np.zeros((10, 2)), np.zeros((3, 2)))
     with pytest.raises(ValueError, match="num_chains"):
         sampling.sample_posterior(Phi, y, s2, num_chains=1)
     with pytest.raises(ValueError, match="target_accept"):
         sampling.sample_posterior(Phi, y, s2, target_accept=1.0)
     with pytest.raises(ValueError, match="Phi must have 2 columns"):
         sampling.mc_predictive(np.zeros((2, 10, 2)), np.zeros((3, 3)))
-
-
-def test_cubic_correction_against_the_tensor_and_the_exact_posterior():
-    Phi, y = _problem(3000, 2, seed=7)
-    s2 = 1.0
-    post = lib.fit_laplace(Phi, y, s2)
-    cc = sampling.cubic_correction(Phi, post)
-    # the tensor written out
-    from scipy.linalg import solve_triangular
-    U = solve_triangular(post.chol, Phi.T, lower=True).T
-    s = expit(Phi @ post.w_map)
-    T = -np.einsum("n,ni,nj,nk->ijk", s * (1 - s) * (1 - 2 * s), U, U, U)
-    assert cc.cubic_norm == pytest.approx(np.linalg.norm(T), rel=1e-12)
-    np.testing.assert_allclose(cc.whitened_shift, 0.5 * np.einsum("ijj->i", T), rtol=1e-12)
-    # first order in N^{-1/2}: the exact mean shift and KL agree to a few per cent at N = 3000
-    q = sampling.quadrature_posterior(Phi, y, s2, post, n_nodes=24)
-    np.testing.assert_allclose(cc.mean_shift, q.mean - post.w_map, rtol=0.05)
-    assert cc.kl == pytest.approx(q.kl_laplace, rel=0.1)
-    np.testing.assert_allclose(post.chol.T @ cc.mean_shift, cc.whitened_shift, rtol=1e-12)

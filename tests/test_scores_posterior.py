@@ -1,4 +1,4 @@
-"""Unit tests of lib.scores (evidence terms, the report's evidence forms, BIC, scores)."""
+"""Unit tests of lib.scores and of the Laplace posterior's evidence terms."""
 import numpy as np
 import pytest
 from scipy.special import expit
@@ -6,11 +6,8 @@ from scipy.special import expit
 import lib
 from lib.scores import (
     SplitScores,
-    bic,
     decision_crosstab,
     effective_parameters,
-    evidence_terms,
-    report_evidence_forms,
     score_posterior,
     score_split,
 )
@@ -31,7 +28,7 @@ def _logdet_precision(post, Phi):
     return logdet
 
 
-# ------------------------------------------------------------------ evidence_terms, bic
+# ------------------------------------------------------------------ evidence_terms
 
 
 @pytest.mark.parametrize("s2", [0.3, 2.0])
@@ -39,34 +36,14 @@ def test_evidence_terms_independent_values(small_problem, s2):
     Phi, y = small_problem["Phi"], small_problem["y"]
     post = lib.fit_laplace(Phi, y, s2)
     M = Phi.shape[1]
-    t = evidence_terms(post)
-    assert list(t) == ["log_likelihood", "prior_quadratic", "prior_normaliser", "occam_log_det",
-                       "log_evidence"]
+    t = post.evidence_terms
+    assert list(t) == ["log_likelihood", "prior_quadratic", "prior_normaliser", "occam_log_det"]
     p = expit(Phi @ post.w_map)
     assert t["log_likelihood"] == pytest.approx(np.sum(y * np.log(p) + (1 - y) * np.log1p(-p)), rel=1e-10)
     assert t["prior_quadratic"] == pytest.approx(-post.w_map @ post.w_map / (2 * s2), rel=1e-12)
     assert t["prior_normaliser"] == pytest.approx(-M / 2 * np.log(s2), rel=1e-12)
     assert t["occam_log_det"] == pytest.approx(-_logdet_precision(post, Phi) / 2, rel=1e-10)
-    assert t["log_evidence"] == post.log_evidence       # checked by test_laplace's assemblies
-
-
-@pytest.mark.parametrize("s2", [0.3, 5.0])
-def test_report_evidence_forms(small_problem, s2):
-    Phi, y = small_problem["Phi"], small_problem["y"]
-    post = lib.fit_laplace(Phi, y, s2)
-    forms = report_evidence_forms(post)
-    assert list(forms) == ["eq6", "listing2", "laplace"]
-    M = Phi.shape[1]
-    logdet = _logdet_precision(post, Phi)
-    p = expit(Phi @ post.w_map)
-    L = np.sum(y * np.log(p) + (1 - y) * np.log1p(-p))
-    quad = post.w_map @ post.w_map / (2 * s2)
-    # eq. 6: L(w) + (1/2) log|A^{-1}|
-    assert forms["eq6"] == pytest.approx(L - logdet / 2, rel=1e-10)
-    # listing 2 with posterior = -Psi: Psi(w) - (1/2) log|A|
-    assert forms["listing2"] == pytest.approx(L - quad - logdet / 2, rel=1e-10)
-    # the full form differs from listing 2 by the prior normaliser alone
-    assert forms["laplace"] - forms["listing2"] == pytest.approx(-M / 2 * np.log(s2), abs=1e-9)
+    assert sum(t.values()) == pytest.approx(post.log_evidence, rel=1e-12)
 
 
 def test_full_laplace_evidence_is_never_positive(small_problem):
@@ -74,14 +51,6 @@ def test_full_laplace_evidence_is_never_positive(small_problem):
     for s2 in (0.1, 1.0, 100.0):
         post = lib.fit_laplace(small_problem["Phi"], small_problem["y"], s2)
         assert post.log_evidence <= post.log_likelihood <= 0
-
-
-def test_bic_formula(fitted):
-    post, prob = fitted
-    N, M = prob["Phi"].shape
-    assert bic(post, N) == pytest.approx(post.log_likelihood - M / 2 * np.log(N), rel=1e-12)
-    assert bic(post, np.int64(N)) == bic(post, N)
-    assert bic(post, 100) > bic(post, 1000)
 
 
 # ------------------------------------------------------------------ decision_crosstab
@@ -188,22 +157,12 @@ def _post():
 
 
 BAD_INPUT = [
-    pytest.param(lambda P, Phi, y: evidence_terms({"w_map": 0}), TypeError, "posterior must be a LaplacePosterior",
-                 id="posterior-evidence_terms"),
-    pytest.param(lambda P, Phi, y: report_evidence_forms(np.eye(3)), TypeError, "posterior must be a LaplacePosterior",
-                 id="posterior-report_evidence_forms"),
-    pytest.param(lambda P, Phi, y: bic(None, 10), TypeError, "posterior must be a LaplacePosterior",
-                 id="posterior-bic"),
     pytest.param(lambda P, Phi, y: effective_parameters(np.eye(3)), TypeError, "posterior must be a LaplacePosterior",
                  id="posterior-effective_parameters"),
     pytest.param(lambda P, Phi, y: score_split("post", Phi, y), TypeError, "posterior must be a LaplacePosterior",
                  id="posterior-score_split"),
     pytest.param(lambda P, Phi, y: score_posterior(None, Phi, y, Phi, y), TypeError,
                  "posterior must be a LaplacePosterior", id="posterior-score_posterior"),
-    pytest.param(lambda P, Phi, y: bic(P, 0), ValueError, "n_data must be a positive integer", id="n_data-zero"),
-    pytest.param(lambda P, Phi, y: bic(P, -3), ValueError, "n_data must be a positive integer", id="n_data-negative"),
-    pytest.param(lambda P, Phi, y: bic(P, 2.5), TypeError, "n_data must be a positive integer", id="n_data-float"),
-    pytest.param(lambda P, Phi, y: bic(P, True), TypeError, "n_data must be a positive integer", id="n_data-bool"),
     pytest.param(lambda P, Phi, y: decision_crosstab([0.1, 0.2], [0.1]), ValueError, "p_col must have length 2",
                  id="p_col-length"),
     pytest.param(lambda P, Phi, y: decision_crosstab([0.1, 0.2], [-0.1, 0.2]), ValueError,
@@ -221,7 +180,7 @@ BAD_INPUT = [
     pytest.param(lambda P, Phi, y: score_split(P, Phi, y[:-1]), ValueError, "y must have length 3", id="y-length"),
     pytest.param(lambda P, Phi, y: score_split(P, Phi, 2 * y), ValueError, "y must contain only the labels 0 and 1",
                  id="y-labels"),
-    pytest.param(lambda P, Phi, y: score_posterior(P, Phi, y, Phi, y[:2]), ValueError, "y must have length 3",
+    pytest.param(lambda P, Phi, y: score_posterior(P, Phi, y, Phi, y[:2]), ValueError, "y_test must have length 3",
                  id="y_test"),
 ]
 

@@ -1,17 +1,15 @@
 """Ground truth for the approximations: the exact posterior by NUTS (:func:`sample_posterior`),
-by quadrature (:func:`quadrature_posterior`, ``M <= 3``) and by importance sampling
-(:func:`importance_log_evidence`), the comparisons with the Laplace fit, and the cubic
-correction they are checked against (:func:`cubic_correction`).
+by quadrature (:func:`quadrature_posterior`, ``M <= 3``), and the Monte Carlo predictive
+(:func:`mc_predictive`). The comparisons with the Laplace fit, the cubic correction and the
+importance-sampling estimate of the evidence are computed in the chapter itself.
 
 Derived in the book chapter "How good are the approximations?". Book equations implemented
 here: ``eq-ev-logf`` (the target ``log f(w) = Psi(w) - (M/2) log(2 pi s2)``, whose integral is
-the evidence ``Z``), ``eq-gt-whiten`` (``w = w_MAP + L^{-T} z``), ``eq-gt-expansion``,
-``eq-gt-mean-shift`` and ``eq-gt-kl``.
+the evidence ``Z``) and ``eq-gt-whiten`` (``w = w_MAP + L^{-T} z``).
 
 References: Hoffman & Gelman (2014), NUTS, as NumPyro implements it; Gelman et al. (2013),
 *Bayesian Data Analysis*, chapter 11 (split R-hat, effective sample size); Liu & Pierce (1994)
-(Gauss-Hermite quadrature centred and scaled by the Laplace fit); Geweke (1989) (importance
-sampling from a multivariate t); Tierney & Kadane (1986) (the cubic correction).
+(Gauss-Hermite quadrature centred and scaled by the Laplace fit).
 
 Importing this module turns on JAX's 64-bit mode (``jax_enable_x64``). With fixed PRNG keys the
 draws repeat exactly on one machine; across machines, sampled figures agree within their MCSE.
@@ -26,13 +24,14 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import solve_triangular
-from scipy.special import expit, gammaln, logsumexp
+from scipy.special import expit, logsumexp
 
 from lib.laplace import LaplacePosterior, prior_quadratic
 from lib.likelihood import log_sigmoid
-from lib._validate import as_labels, as_matrix, as_vector, int_at_least, positive_scalar
+from lib._validate import (_real_array, as_design, as_labels, as_matrix, fraction, int_at_least,
+                           positive_scalar)
 
-try:  # the sampler's framework; the quadrature and importance sampling need only NumPy
+try:  # the sampler's framework; the quadrature needs only NumPy
     import jax
     import jax.numpy as jnp
 
@@ -51,7 +50,7 @@ except ImportError:  # pragma: no cover - jax and numpyro are pinned in requirem
 
 
 def _problem(Phi, y, s2):
-    Phi = as_matrix(Phi, "Phi")
+    Phi = as_design(Phi, "Phi")
     return Phi, as_labels(y, "y", length=Phi.shape[0]), positive_scalar(s2, "s2")
 
 
@@ -64,7 +63,7 @@ def _laplace(posterior, M: int) -> LaplacePosterior:
 
 
 def _draws(draws) -> np.ndarray:
-    draws = np.asarray(draws, dtype=float)
+    draws = _real_array(draws, "draws").astype(float)
     if draws.ndim != 3 or min(draws.shape) == 0:
         raise ValueError(
             f"draws must have shape (chains, draws, M), got shape {draws.shape}"
@@ -98,7 +97,7 @@ def log_joint(W, Phi, y, s2) -> np.ndarray:
         ``Psi(w) - (M/2) log(2 pi s2)``; ``Z`` is its integral over ``w``.
     """
     Phi, y, s2 = _problem(Phi, y, s2)
-    W = as_matrix(W, "W", n_cols=Phi.shape[1])
+    W = as_design(W, "W", n_cols=Phi.shape[1])
     return _log_joint(W, Phi, 2.0 * y - 1.0, s2)
 
 
@@ -188,10 +187,11 @@ class PosteriorSamples:
 
     def diagnostics(self) -> dict[str, float]:
         """Largest split R-hat, smallest ESS (over weights), divergences, mean leapfrog steps."""
-        m = sample_moments(self.draws)
+        from numpyro.diagnostics import split_gelman_rubin
+
         return {
-            "max R-hat": float(m["r_hat"].max()),
-            "min ESS": float(m["ess"].min()),
+            "max R-hat": float(np.max(split_gelman_rubin(self.draws))),   # Gelman et al. (2013),
+            "min ESS": float(_ess(self.draws).min()),                      # ch. 11, as in Stan
             "divergences": int(self.diverging.sum()),
             "steps per draw": float(self.num_steps.mean()),
         }
@@ -272,8 +272,7 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
     num_draws = int_at_least(num_draws, "num_draws", 4)
     num_chains = int_at_least(num_chains, "num_chains", 2)
     seed = int_at_least(seed, "seed", 0)
-    if not 0.0 < float(target_accept) < 1.0:
-        raise ValueError(f"target_accept must be in (0, 1), got {target_accept}")
+    target_accept = fraction(target_accept, "target_accept", open_interval=True)
     init_scale = positive_scalar(init_scale, "init_scale")
 
     psi = log_posterior_fn(Phi, y, s2)
@@ -322,65 +321,6 @@ def _ess(x: np.ndarray) -> np.ndarray:
     return np.asarray(effective_sample_size(x))
 
 
-def sample_moments(draws) -> dict[str, np.ndarray]:
-    """Per-weight moments of MCMC draws with their Monte Carlo standard errors.
-
-    Parameters
-    ----------
-    draws : array_like, shape (chains, draws, M)
-
-    Returns
-    -------
-    dict of ndarray, each shape (M,)
-        ``mean``, ``sd``, ``skew`` (standardised third central moment), ``ess`` (effective
-        sample size of the weight, NumPyro's estimator, as in Stan), ``r_hat`` (split R-hat),
-        ``mcse_mean = sd / sqrt(ess)`` and ``mcse_sd``, the MCSE of ``sd`` from the ESS of the
-        squared deviations (delta method).
-    """
-    from numpyro.diagnostics import split_gelman_rubin
-
-    draws = _draws(draws)
-    flat = draws.reshape(-1, draws.shape[-1])
-    mean = flat.mean(axis=0)
-    dev = draws - mean
-    var = (dev**2).reshape(flat.shape).mean(axis=0)
-    sd = np.sqrt(var)
-    skew = (dev**3).reshape(flat.shape).mean(axis=0) / sd**3
-    ess = _ess(draws)                                  # as in Stan; Gelman et al. (2013), ch. 11
-    ess_sq = _ess(dev**2)
-    var_sq = (dev**2).reshape(flat.shape).var(axis=0)
-    mcse_var = np.sqrt(var_sq / ess_sq)
-    # mcse_sd by the delta method: d sd = d var / (2 sd)
-    return {
-        "mean": mean,
-        "sd": sd,
-        "skew": skew,
-        "ess": ess,
-        "r_hat": np.asarray(split_gelman_rubin(draws)),   # split R-hat, ibid.
-        "mcse_mean": sd / np.sqrt(ess),
-        "mcse_sd": mcse_var / (2.0 * sd),
-    }
-
-
-def laplace_moments(posterior: LaplacePosterior) -> dict[str, np.ndarray]:
-    """Means and standard deviations of the Laplace Gaussian ``N(w_MAP, A^{-1})``.
-
-    Parameters
-    ----------
-    posterior : LaplacePosterior
-
-    Returns
-    -------
-    dict of ndarray, each shape (M,)
-        ``mean`` (``w_MAP``) and ``sd`` (square roots of the diagonal of ``A^{-1}``, from
-        ``L^{-1}``: ``(A^{-1})_ii = sum_k (L^{-1})_ki^2``).
-    """
-    if not isinstance(posterior, LaplacePosterior):
-        raise TypeError(f"posterior must be a LaplacePosterior, got {type(posterior).__name__}")
-    Linv = solve_triangular(posterior.chol, np.eye(posterior.n_weights), lower=True)
-    return {"mean": posterior.w_map.copy(), "sd": np.sqrt(np.sum(Linv**2, axis=0))}
-
-
 # --------------------------------------------------------------------------- predictive
 
 
@@ -404,7 +344,7 @@ def mc_predictive(draws, Phi, *, chunk: int = 512) -> tuple[np.ndarray, np.ndarr
     """
     draws = _draws(draws)
     C, S, M = draws.shape
-    Phi = as_matrix(Phi, "Phi", n_cols=M)
+    Phi = as_design(Phi, "Phi", n_cols=M)
     chunk = int_at_least(chunk, "chunk", 1)
     p, mcse = np.empty(Phi.shape[0]), np.empty(Phi.shape[0])
     for i in range(0, Phi.shape[0], chunk):
@@ -516,154 +456,3 @@ def quadrature_posterior(Phi, y, s2, posterior: LaplacePosterior, *,
     kl = float(weights @ (h - log_zz) + 0.5 * M * np.log(2.0 * np.pi))
     return QuadraturePosterior(nodes=W, weights=weights, log_z=float(log_zz - log_det_L),
                                kl_laplace=kl)
-
-
-# --------------------------------------------------------------------------- theory
-
-
-@dataclass(frozen=True)
-class CubicCorrection:
-    """First-order effect of the cubic term of ``Psi`` at the mode on the posterior.
-
-    Attributes
-    ----------
-    mean_shift : ndarray, shape (M,)
-        ``E_p[w] - w_MAP`` to first order, ``L^{-T} t / 2``.
-    whitened_shift : ndarray, shape (M,)
-        The same in whitened units, ``t / 2``: its norm is the Mahalanobis distance between the
-        Laplace mean and the posterior mean (to first order).
-    cubic_norm : float
-        Frobenius norm ``|T|`` of the whitened third-derivative tensor.
-    kl : float
-        ``KL(p || q)`` to leading order, ``|T|^2 / 12 + |t|^2 / 8``.
-    """
-
-    mean_shift: np.ndarray
-    whitened_shift: np.ndarray
-    cubic_norm: float
-    kl: float
-
-
-def cubic_correction(Phi, posterior: LaplacePosterior) -> CubicCorrection:
-    """The posterior's first-order departure from the Laplace Gaussian (Tierney & Kadane 1986).
-
-    In whitened coordinates ``z = L^T (w - w_MAP)``, ``Psi = const - |z|^2 / 2 + (1/6) T.z^3 +
-    O(|z|^4)`` with ``T_ijk = -sum_n c_n u_ni u_nj u_nk``, ``u_n = L^{-1} phi_n`` and
-    ``c_n = sigma_n (1 - sigma_n)(1 - 2 sigma_n)`` at the mode (the prior is quadratic and adds
-    nothing). To first order in ``T`` the posterior is ``N(z | 0, I) (1 + T.z^3 / 6)``, whose mean
-    is ``t / 2``, ``t_i = sum_j T_ijj = -sum_n c_n u_ni |u_n|^2``, and
-    ``KL(p || q) = Var_q(T.z^3 / 6) / 2 = |T|^2 / 12 + |t|^2 / 8``. Both need only sums over data
-    points: ``|T|^2 = sum_nm c_n c_m (u_n.u_m)^3``, no M^3 tensor.
-
-    Parameters
-    ----------
-    Phi : array_like, shape (N, M)
-        The training design the posterior was fitted to (the labels do not enter: the third
-        derivative of the log-likelihood does not depend on them).
-    posterior : LaplacePosterior
-
-    Returns
-    -------
-    CubicCorrection
-    """
-    Phi = as_matrix(Phi, "Phi")
-    post = _laplace(posterior, Phi.shape[1])
-    U = solve_triangular(post.chol, Phi.T, lower=True).T           # rows u_n, shape (N, M)
-    s = expit(Phi @ post.w_map)
-    c = s * (1.0 - s) * (1.0 - 2.0 * s)                           # c_n of T_ijk, eq-gt-expansion
-    t = -U.T @ (c * np.sum(U**2, axis=1))                          # book eq. eq-gt-mean-shift
-    t_norm2 = float(c @ (U @ U.T) ** 3 @ c)                        # |T|^2 for eq. eq-gt-kl
-    half = 0.5 * t
-    return CubicCorrection(mean_shift=solve_triangular(post.chol.T, half, lower=False),
-                           whitened_shift=half, cubic_norm=float(np.sqrt(t_norm2)),
-                           kl=t_norm2 / 12.0 + float(t @ t) / 8.0)
-
-
-# --------------------------------------------------------------------------- evidence
-
-
-@dataclass(frozen=True)
-class ImportanceEstimate:
-    """An importance-sampling estimate of the log evidence.
-
-    Attributes
-    ----------
-    log_z : float
-        ``log Z^ = log mean_i exp(log f(w_i) - log t(w_i))``.
-    se : float
-        Its standard error (delta method: the relative standard error of ``Z^``).
-    ess : float
-        Effective sample size of the weights, ``(sum r_i)^2 / sum r_i^2``.
-    n_draws : int
-        Proposal draws.
-    max_weight : float
-        The largest normalised weight (near 1: one draw carries the estimate).
-    """
-
-    log_z: float
-    se: float
-    ess: float
-    n_draws: int
-    max_weight: float
-
-
-def importance_log_evidence(Phi, y, s2, posterior: LaplacePosterior, *, n_draws: int = 20_000,
-                            df: float = 5.0, seed: int = 0, centre=None) -> ImportanceEstimate:
-    """``log Z`` by importance sampling from a multivariate t around the Laplace fit.
-
-    The proposal is ``t_df(c, A^{-1})``, ``c = w_MAP`` unless ``centre`` is given:
-    ``w = c + L^{-T} u / sqrt(g / df)``,
-    ``u ~ N(0, I)``, ``g ~ chi^2_df``, with log density
-    ``log Gamma((df+M)/2) - log Gamma(df/2) - (M/2) log(df pi) + log|L|
-    - ((df+M)/2) log(1 + |L^T (w - c)|^2 / df)``. Its tails are heavier than the
-    posterior's, so the weights ``r_i = f(w_i) / t(w_i)`` have finite variance; the estimate is
-    unbiased for ``Z``. It is reliable only while the ESS of the weights is a good fraction of
-    ``n_draws``; in many dimensions it collapses (a few draws carry all the weight) and the
-    standard error itself is then unreliable.
-
-    Parameters
-    ----------
-    Phi : array_like, shape (N, M)
-    y : array_like, shape (N,)
-        Labels 0/1.
-    s2 : float
-        Prior variance.
-    posterior : LaplacePosterior
-        The Laplace fit (the proposal's centre and scale).
-    n_draws : int
-        Proposal draws.
-    df : float
-        Degrees of freedom of the t (> 0; small is heavy-tailed).
-    seed : int
-        Seed of NumPy's generator.
-    centre : array_like, shape (M,), optional
-        The proposal's centre ``c`` (e.g. ``w_MAP + CubicCorrection.mean_shift``, nearer the
-        posterior mean than the mode); ``w_MAP`` by default.
-
-    Returns
-    -------
-    ImportanceEstimate
-    """
-    Phi, y, s2 = _problem(Phi, y, s2)
-    M = Phi.shape[1]
-    post = _laplace(posterior, M)
-    n_draws = int_at_least(n_draws, "n_draws", 2)
-    df = positive_scalar(df, "df")
-    rng = np.random.default_rng(int_at_least(seed, "seed", 0))
-    u = rng.standard_normal((n_draws, M))
-    g = rng.chisquare(df, n_draws)
-    # Multivariate t proposal (Geweke 1989) around the Laplace fit
-    x = u / np.sqrt(g / df)[:, None]                              # standard t draws
-    T = solve_triangular(post.chol, np.eye(M), lower=True).T      # L^{-T}
-    c = post.w_map if centre is None else as_vector(centre, "centre", length=M)
-    W = c + x @ T.T
-    log_t = (gammaln(0.5 * (df + M)) - gammaln(0.5 * df) - 0.5 * M * np.log(df * np.pi)
-             + 0.5 * post.log_det_precision
-             - 0.5 * (df + M) * np.log1p(np.sum(x**2, axis=1) / df))
-    log_r = _log_joint(W, Phi, 2.0 * y - 1.0, s2) - log_t
-    log_sum = logsumexp(log_r)
-    r = np.exp(log_r - log_sum)                                   # normalised weights
-    rel_se = np.sqrt(n_draws / (n_draws - 1) * np.sum((r - 1.0 / n_draws) ** 2))
-    return ImportanceEstimate(log_z=float(log_sum - np.log(n_draws)), se=float(rel_se),
-                              ess=float(1.0 / np.sum(r**2)), n_draws=n_draws,
-                              max_weight=float(r.max()))

@@ -8,6 +8,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from lib._validate import as_design, as_labels, as_train_test, chain_values
+from lib._validate import width as check_width
 from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings
 from lib.laplace import ConvergenceError, log_posterior_from_activations
 from lib.scores import activation_scores
@@ -201,8 +203,11 @@ def chain_fits(X_train, y_train, X_test, s2_values, width, s2_max, *, warm_start
     segments of one width use the same decomposition). ``settings``: the engine's constants;
     ``work``: counters to add this chain's work to.
 
-    Arrays must be checked (:func:`lib.hyper.grid.evidence_grid` does it).
     """
+    X_train = as_design(X_train, "X_train")
+    y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
+    X_test = as_design(X_test, "X_test", n_cols=X_train.shape[1])
+    s2_values, width = chain_values(s2_values, s2_max), check_width(width, "width")
     work = Work() if work is None else work
     with threadpool_limits(limits=1):                  # same arithmetic on any backend
         solver = _make_solver(X_train, X_test, width, s2_max, settings)   # one per chain
@@ -232,6 +237,8 @@ def chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, *, wa
         One per ``s2``, the columns of :data:`lib.hyper.grid.COLUMNS`.
     work : Work
     """
+    X_train, y_train, X_test, y_test = as_train_test(X_train, y_train, X_test, y_test)
+    s2_values = chain_values(s2_values, s2_max)
     work, rows = Work(), []
     fits = chain_fits(X_train, y_train, X_test, s2_values, width, s2_max,
                       warm_start=warm_start, settings=settings, work=work)

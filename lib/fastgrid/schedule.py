@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from lib._validate import as_design, as_vector
+from lib._validate import width as check_width
 from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings
 from lib.features import rbf_from_squared_distances, squared_distances
 from lib.fastgrid.chain import chain_rows
@@ -58,6 +60,8 @@ def estimate_costs(X_train, widths, s2_max, settings: Settings = DEFAULT_SETTING
     -------
     ndarray, shape (P,)
     """
+    X_train = as_design(X_train, "X_train")
+    widths = [check_width(w, "widths") for w in as_vector(widths, "widths")]
     N = X_train.shape[0]
     rows = X_train[:: max(1, N // 200)]
     d2 = squared_distances(rows, X_train)

@@ -4,15 +4,13 @@
   reference (:func:`reference_rows`) and :func:`evidence_grid`, which computes the reference's
   table with the fast engine of :mod:`lib.fastgrid` (or the reference itself);
 * :mod:`lib.hyper.gradient` -- the exact gradient of the Laplace log evidence;
-* :mod:`lib.hyper.search` -- its maximisation by L-BFGS-B (objective apart from optimiser);
-* :mod:`lib.hyper.mackay` -- MacKay's fixed-point update of ``s2``.
+* :mod:`lib.hyper.search` -- its maximisation by L-BFGS-B (objective apart from optimiser).
 
 The names below are the sub-package's interface (``from lib import hyper``,
 ``hyper.evidence_grid(...)``).
 """
 from lib.hyper.gradient import EvidenceGradient, central_difference_gradient, evidence_gradient
 from lib.hyper.grid import COLUMNS, evidence_grid, grid_point, reference_rows
-from lib.hyper.mackay import MacKayResult, mackay_s2
 from lib.hyper.search import (
     DEFAULT_S2_BOUNDS,
     DEFAULT_STARTS,

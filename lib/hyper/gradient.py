@@ -18,7 +18,7 @@ probit likelihood"). The equations the comments cite, at ``w = w_MAP``, with
     (E8) eo-mackay         gamma = M - tr(A^{-1}) / s2 = sum_n W_nn h_n
     (E9) pr-bias-gradient  the explicit parts for the prior diag(s2, ..., s2, bias_s2)
 
-``log Z`` itself is ``eo-log-evidence`` (= ``eq-ev-laplace``, :mod:`lib.laplace`).
+``log Z`` itself is ``eq-ev-laplace`` (:mod:`lib.laplace`).
 
 Reference: Rasmussen & Williams (2006), algorithm 5.1 and section 5.5.1, the same gradient in
 function space; :func:`_evidence_gradient` is its weight-space form, and the comments at its
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
-from lib._validate import as_labels, as_matrix, positive_scalar
+from lib._validate import as_design, as_labels, as_vector, positive_scalar
 from lib._validate import width as check_width
 from lib.features import rbf_features, rbf_from_squared_distances, squared_distances
 from lib.laplace import LaplacePosterior, bias_prior_variances, fit_laplace, log_prior_quadratic
@@ -42,7 +42,7 @@ from lib.likelihood import LOGISTIC, Likelihood, as_likelihood
 
 
 def _training_data(X_train, y_train):
-    X_train = as_matrix(X_train, "X_train")
+    X_train = as_design(X_train, "X_train")
     y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
     return X_train, y_train
 
@@ -232,6 +232,8 @@ def evidence_gradient(X_train, y_train, s2, width, *, w0=None, likelihood: Likel
     likelihood = as_likelihood(likelihood)
     if bias_s2 is not None:
         bias_s2 = positive_scalar(bias_s2, "bias_s2")
+    if w0 is not None:   # an array (a list here would be taken for a list of candidates)
+        w0 = as_vector(w0, "w0", length=X_train.shape[0] + 1)
     return _evidence_gradient(squared_distances(X_train, X_train), y_train, s2, width, w0=w0,
                               likelihood=likelihood, bias_s2=bias_s2)
 
@@ -271,6 +273,8 @@ def central_difference_gradient(X_train, y_train, s2, width, *, step: float = 1e
         theta.append(positive_scalar(bias_s2, "bias_s2"))
     theta = np.log(theta)
     h = positive_scalar(step, "step")
+    if h > 1:
+        raise ValueError(f"step must be a step in log space of at most 1, got {step!r}")
     likelihood = as_likelihood(likelihood)
 
     def log_Z(t):

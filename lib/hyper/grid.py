@@ -30,7 +30,8 @@ from joblib import Parallel, delayed
 from tqdm import tqdm
 
 from lib import fastgrid
-from lib._validate import as_labels, as_matrix, grid_values, width_values
+from lib._validate import as_train_test, choice, prior_values, width_values
+from lib._validate import width as check_width
 from lib.scores import score_posterior
 from lib.features import rbf_features
 from lib.laplace import fit_laplace
@@ -70,6 +71,7 @@ def grid_point(Phi_train, y_train, Phi_test, y_test, s2, *, w0=None):
     scores : dict of str to float
         :func:`lib.scores.score_posterior`.
     """
+    as_train_test(Phi_train, y_train, Phi_test, y_test, "Phi")
     posterior = fit_laplace(Phi_train, y_train, s2, w0=w0, max_iter=MAX_ITER)
     return posterior, score_posterior(posterior, Phi_train, y_train, Phi_test, y_test)
 
@@ -85,6 +87,9 @@ def reference_rows(X_train, y_train, X_test, y_test, s2_values, width):
         One row per ``s2`` with the columns :data:`COLUMNS` (``n_iter``: Newton iterations
         of :func:`lib.laplace.fit_laplace`).
     """
+    X_train, y_train, X_test, y_test = as_train_test(X_train, y_train, X_test, y_test)
+    s2_values = prior_values(s2_values, "s2_values")
+    width = check_width(width, "width")
     Phi_train = rbf_features(X_train, X_train, width)
     Phi_test = rbf_features(X_test, X_train, width)
     rows, w = [], None
@@ -169,14 +174,10 @@ def evidence_grid(
     ConvergenceError
         If Newton's method fails at some point (the message names it).
     """
-    X_train = as_matrix(X_train, "X_train")
-    y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
-    X_test = as_matrix(X_test, "X_test", n_cols=X_train.shape[1])
-    y_test = as_labels(y_test, "y_test", length=X_test.shape[0])
-    s2_sorted = grid_values(s2_values, "s2_values")
+    X_train, y_train, X_test, y_test = as_train_test(X_train, y_train, X_test, y_test)
+    s2_sorted = prior_values(s2_values, "s2_values")
     widths = width_values(widths, "widths")
-    if engine not in ENGINES:
-        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    engine = choice(engine, "engine", ENGINES)
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer))
                                or n_jobs == 0):
         raise ValueError(f"n_jobs must be None or a non-zero integer (as for joblib), got {n_jobs!r}")

@@ -14,6 +14,7 @@ from scipy.optimize import minimize
 from lib._validate import positive_int, positive_scalar
 from lib._validate import width as check_width
 from lib._validate import bounds as check_bounds
+from lib._validate import WIDTH_RANGE
 from lib.features import squared_distances
 from lib.hyper.gradient import EvidenceGradient, _evidence_gradient, _training_data
 from lib.laplace import LaplacePosterior
@@ -195,7 +196,7 @@ def maximise_evidence(X_train, y_train, *, starts=None, s2_bounds=DEFAULT_S2_BOU
         If Newton's method fails at some evaluated point.
     """
     problem = _problem(X_train, y_train, likelihood, max_iter, gtol)
-    boxes = (check_bounds(s2_bounds, "s2_bounds"), check_bounds(width_bounds, "width_bounds"))
+    boxes = (check_bounds(s2_bounds, "s2_bounds"), check_bounds(width_bounds, "width_bounds", WIDTH_RANGE))
     starts = _points(DEFAULT_STARTS if starts is None else starts, boxes, ("s2", "width"))
     return _search(problem, starts, boxes, None)
 
@@ -227,7 +228,7 @@ def maximise_evidence_bias(X_train, y_train, *, bias_s2_bounds, starts=None,
     triples (default: :data:`DEFAULT_STARTS` with ``bias_s2 = s2``).
     """
     problem = _problem(X_train, y_train, likelihood, max_iter, gtol)
-    boxes = (check_bounds(s2_bounds, "s2_bounds"), check_bounds(width_bounds, "width_bounds"),
+    boxes = (check_bounds(s2_bounds, "s2_bounds"), check_bounds(width_bounds, "width_bounds", WIDTH_RANGE),
              check_bounds(bias_s2_bounds, "bias_s2_bounds"))
     default = tuple((s2, l, s2) for s2, l in DEFAULT_STARTS)
     starts = _points(default if starts is None else starts, boxes, ("s2", "width", "bias_s2"))

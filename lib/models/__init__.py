@@ -4,6 +4,4 @@
   :class:`lib.likelihood.Likelihood` for :func:`lib.laplace.fit_laplace`;
 * :mod:`lib.models.gp` -- Laplace GP classification (the function-space view, lecture 14);
 * :mod:`lib.models.softmax` -- K-class softmax regression (MAP, Laplace, predictive);
-* :mod:`lib.models.generative` -- Gaussian class-conditional classifiers;
-* :mod:`lib.models.discriminant` -- least squares on one-hot targets.
 """

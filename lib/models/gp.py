@@ -18,7 +18,7 @@ import numpy as np
 from scipy.linalg import cholesky, solve_triangular
 
 from lib._validate import width as check_width
-from lib._validate import as_labels, as_matrix, positive_int, positive_scalar
+from lib._validate import as_design, as_labels, as_nonnegative, instance, kernel, positive_int, positive_scalar
 from lib.features import squared_distances
 from lib.laplace import ConvergenceError
 from lib.likelihood import log_likelihood_from_activations, logistic_curvature, sigmoid
@@ -38,8 +38,8 @@ def basis_kernel(Phi_a, Phi_b, s2) -> np.ndarray:
     -------
     ndarray, shape (A, B)
     """
-    Phi_a = as_matrix(Phi_a, "Phi_a")
-    Phi_b = as_matrix(Phi_b, "Phi_b", n_cols=Phi_a.shape[1])
+    Phi_a = as_design(Phi_a, "Phi_a")
+    Phi_b = as_design(Phi_b, "Phi_b", n_cols=Phi_a.shape[1])
     return positive_scalar(s2, "s2") * (Phi_a @ Phi_b.T)
 
 
@@ -59,6 +59,8 @@ def rbf_kernel(X_a, X_b, signal_var, width) -> np.ndarray:
     -------
     ndarray, shape (A, B)
     """
+    X_a = as_design(X_a, "X_a")
+    X_b = as_design(X_b, "X_b", n_cols=X_a.shape[1])
     signal_var = positive_scalar(signal_var, "signal_var")
     width = check_width(width, "width")
     return signal_var * np.exp(-squared_distances(X_a, X_b) / (2.0 * width**2))
@@ -123,9 +125,8 @@ def fit_gp_laplace(K, y, *, tol: float = 1e-12, max_iter: int = 100) -> GPLaplac
     ConvergenceError
         If the tolerance is not met within ``max_iter`` iterations.
     """
-    K = as_matrix(K, "K")
+    K = kernel(K, "K")
     N = K.shape[0]
-    K = as_matrix(K, "K", n_cols=N)
     y = as_labels(y, "y", length=N)
     tol = positive_scalar(tol, "tol")
     max_iter = positive_int(max_iter, "max_iter")
@@ -182,12 +183,11 @@ def predict_latent(fit: GPLaplace, K_star, k_star_diag) -> tuple[np.ndarray, np.
     -------
     mean, var : ndarray, shape (S,)
     """
-    K_star = as_matrix(K_star, "K_star")
+    instance(fit, "fit", GPLaplace, "a GPLaplace (from fit_gp_laplace)")
+    K_star = as_design(K_star, "K_star")
     if K_star.shape[0] != fit.f_hat.shape[0]:
         raise ValueError(f"K_star must have {fit.f_hat.shape[0]} rows, got {K_star.shape[0]}")
-    k_diag = np.asarray(k_star_diag, dtype=float).reshape(-1)
-    if k_diag.shape[0] != K_star.shape[1]:
-        raise ValueError("k_star_diag must have one entry per column of K_star")
+    k_diag = as_nonnegative(k_star_diag, "k_star_diag", length=K_star.shape[1])
     mean = K_star.T @ fit.grad                                # line 4: k_*^T grad log p(y | f_hat)
     v = solve_triangular(fit.chol, fit.sqrt_w[:, None] * K_star, lower=True)   # line 5
     return mean, k_diag - np.einsum("ns,ns->s", v, v)         # line 6: k(x_*, x_*) - v.v
@@ -214,7 +214,8 @@ def rbf_evidence_gradient(X_train, y_train, signal_var, width) -> tuple[float, n
         ``(d log Z / d log s_f^2, d log Z / d log l)``.
     fit : GPLaplace
     """
-    X_train = as_matrix(X_train, "X_train")
+    X_train = as_design(X_train, "X_train")
+    y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
     d2 = squared_distances(X_train, X_train)
     width = check_width(width, "width")
     # Based on R&W algorithm 5.1
@@ -275,11 +276,14 @@ def newton_cg(K, y, cg_rtol, *, max_newton: int = 30, tol: float = 1e-12):
     """
     from scipy.sparse.linalg import LinearOperator, cg
 
-    K = as_matrix(K, "K")
+    K = kernel(K, "K")
     N = K.shape[0]
     y = as_labels(y, "y", length=N)
     cg_rtol = positive_scalar(cg_rtol, "cg_rtol")
+    if cg_rtol >= 1:
+        raise ValueError(f"cg_rtol must be a relative residual below 1, got {cg_rtol!r}")
     max_newton = positive_int(max_newton, "max_newton")
+    tol = positive_scalar(tol, "tol")
     f, z = np.zeros(N), np.zeros(N)
     history = []
     for _ in range(max_newton):                               # R&W algorithm 3.1, line 3

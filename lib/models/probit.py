@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import erfc, erfcx, log_ndtr, ndtr
 
+from lib._validate import real_values
 from lib.likelihood import Likelihood
 
 SQRT2 = float(np.sqrt(2.0))
@@ -139,10 +140,14 @@ PROBIT = Likelihood("probit", log_likelihood_from_activations, gradient, curvatu
 
 def proba(a) -> np.ndarray:
     """``p(y = 1 | a) = (1/2) erfc(-a) = N(sqrt(2) a)``."""
-    return ndtr(SQRT2 * np.asarray(a, dtype=float))
+    return ndtr(SQRT2 * real_values(a, "a"))
 
 
 def predictive_proba(mu, var) -> np.ndarray:
     """Exact ``E[N(sqrt(2) a)]`` for ``a ~ N(mu, var)``: ``N(mu / sqrt(1/2 + var))``."""
-    mu, var = np.asarray(mu, dtype=float), np.asarray(var, dtype=float)
+    mu, var = real_values(mu, "mu"), real_values(var, "var", nonnegative=True)
+    if np.any(np.isinf(mu)) or mu.size == 0:
+        raise ValueError("mu must hold at least one finite number")
+    if var.shape not in ((), mu.shape):
+        raise ValueError(f"var must be a scalar or of mu's shape {mu.shape}, got shape {var.shape}")
     return ndtr(mu / np.sqrt(0.5 + var))                    # book eq. pr-predictive, c = sqrt(2)

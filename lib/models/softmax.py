@@ -39,10 +39,8 @@ def one_hot(y, K: int | None = None, *, name: str = "y", length: int | None = No
 
 
 def _check(w, Phi, Y):
-    Phi = _validate.as_matrix(Phi, "Phi")
-    Y = _validate.as_matrix(Y, "Y")
-    if Y.shape[0] != Phi.shape[0]:
-        raise ValueError(f"Y has {Y.shape[0]} rows, Phi {Phi.shape[0]}")
+    Phi = _validate.as_design(Phi, "Phi")
+    Y = _validate.as_one_hot(Y, "Y", length=Phi.shape[0])
     M, K = Phi.shape[1], Y.shape[1]
     w = _validate.as_vector(w, "w", length=K * M)
     return w.reshape(K, M).T, Phi, Y
@@ -63,12 +61,14 @@ def gradient(w, Phi, Y) -> np.ndarray:
 
 def hessian(w, Phi, Y=None) -> np.ndarray:
     """grad grad L: block (j, k) = -sum_n s_nj (delta_jk - s_nk) phi_n phi_n^T, shape (KM, KM)."""
-    Phi = _validate.as_matrix(Phi, "Phi")
+    Phi = _validate.as_design(Phi, "Phi")
     M = Phi.shape[1]
     w = _validate.as_vector(w, "w")
     if w.size % M:
         raise ValueError(f"w has length {w.size}, not a multiple of M = {M}")
     K = w.size // M
+    if Y is not None:
+        _validate.as_one_hot(Y, "Y", length=Phi.shape[0])
     S = softmax(Phi @ w.reshape(K, M).T, axis=1)
     H = np.empty((K * M, K * M))
     for j in range(K):
@@ -118,9 +118,11 @@ def fit_softmax_laplace(Phi, Y, s2, *, tol: float = 1e-10, max_iter: int = 100) 
     KM x KM precision); the step is halved until Psi does not decrease (beyond rounding).
     Stops when the largest gradient entry is below ``tol``; ``n_iter`` counts the steps taken.
     """
-    Phi = _validate.as_matrix(Phi, "Phi")
-    Y = _validate.as_matrix(Y, "Y")
+    Phi = _validate.as_design(Phi, "Phi")
+    Y = _validate.as_one_hot(Y, "Y", length=Phi.shape[0])
     s2 = _validate.positive_scalar(s2, "s2")
+    tol = _validate.positive_scalar(tol, "tol")
+    max_iter = _validate.positive_int(max_iter, "max_iter")
     M, K = Phi.shape[1], Y.shape[1]
     w = np.zeros(K * M)
     psi = log_posterior(w, Phi, Y, s2)
@@ -147,7 +149,8 @@ def fit_softmax_laplace(Phi, Y, s2, *, tol: float = 1e-10, max_iter: int = 100) 
 
 def activation_moments(post: SoftmaxLaplace, Phi_star):
     """Mean (N*, K) and covariance (N*, K, K) of the activations a = W^T phi under the posterior."""
-    Phi_star = _validate.as_matrix(Phi_star, "Phi_star", n_cols=post.M)
+    _validate.instance(post, "post", SoftmaxLaplace)
+    Phi_star = _validate.as_design(Phi_star, "Phi_star", n_cols=post.M)
     mean = Phi_star @ post.W_map
     C = post.covariance.reshape(post.K, post.M, post.K, post.M)
     cov = np.einsum("nm,jmkp,np->njk", Phi_star, C, Phi_star)
@@ -157,6 +160,7 @@ def activation_moments(post: SoftmaxLaplace, Phi_star):
 def predictive_mc(post: SoftmaxLaplace, Phi_star, n_samples: int = 4000, seed: int = 0):
     """Monte Carlo p(C_k | phi) = E[softmax(a)] over a ~ N(mean, cov) per point, seeded."""
     n_samples = _validate.positive_int(n_samples, "n_samples")
+    seed = _validate.seed(seed)
     mean, cov = activation_moments(post, Phi_star)
     rng = np.random.default_rng(seed)
     z = rng.standard_normal((n_samples, post.K))

@@ -3,6 +3,6 @@
 
 * :mod:`lib.report.printed` -- the report's settings and printed figures, quoted in one place,
   and the report-versus-ours tables;
-* :mod:`lib.report.ml_lab` -- the maximum-likelihood lab of its appendix A: scored fits, the
-  majority effect, and the split and training-length studies.
+* :mod:`lib.report.ml_lab` -- the maximum-likelihood lab of its appendix A: the training paths
+  of one classifier on many seeded random splits (the split study).
 """

@@ -4,10 +4,11 @@
 # names a folder holding X.txt and y.txt, the lab data (38 kB, into the cache).
 #   make book   builds the HTML book from the committed, executed chapters -> _build/html/index.html
 #   make pdf    the whole book as one PDF (one-page HTML printed by headless Chromium) -> _build/pdf/book.pdf
+#   make pdf-course  the course alone (no reference part) as one PDF -> _build/pdf/course.pdf
 #   make test   runs every test (lib unit tests, README example, book build, the book in headless
 #               Chromium, every chapter's downloaded notebook run by nbval in a fresh environment)
-# Both install MathJax (pinned, sha256-checked, from the npm registry) into the git-ignored _vendor/,
-# so the book renders its math offline.
+# Both install MathJax and axe-core (pinned, sha256-checked, from the npm registry) into the
+# git-ignored _vendor/, so the book renders its math offline and the browser test checks accessibility.
 # For authors:
 #   make execute  re-executes every chapter in place (then commit the outputs)
 #   make lock     re-pins requirements.lock from the venv and regenerates environment.yml
@@ -27,7 +28,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: book pdf test execute lock bench clean check-data mathjax
+.PHONY: book pdf pdf-course test execute lock bench clean check-data mathjax
 
 $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required (set PYTHON=...)"'
@@ -48,11 +49,18 @@ book: $(STAMP) $(MATHJAX)
 	@test -f _build/html/index.html && echo "book written to _build/html/index.html"
 
 # The whole book on one HTML page, typeset by MathJax and printed to A4 by Chromium (as the browser
-# test drives it; Debian's chromium and chromium-driver), solutions and errata opened.
+# test drives it; Debian's chromium and chromium-driver), solutions and errata opened, with a title
+# page, a contents page, page numbers and bookmarks. pdf-course: the start page, the core and the
+# optional chapters and the bibliography, without the reference part.
 pdf: $(STAMP) $(MATHJAX)
 	$(BIN)/jupyter-book build -W -n --keep-going --builder singlehtml .
 	$(BIN)/python scripts/print_pdf.py _build/singlehtml _build/pdf/book.pdf
 	@echo "book written to _build/pdf/book.pdf"
+
+pdf-course: $(STAMP) $(MATHJAX)
+	$(BIN)/jupyter-book build -W -n --keep-going --builder singlehtml .
+	$(BIN)/python scripts/print_pdf.py --course _build/singlehtml _build/pdf/course.pdf
+	@echo "course written to _build/pdf/course.pdf"
 
 check-data: $(STAMP)
 	@$(BIN)/python -m lib

@@ -1,19 +1,26 @@
-"""What a reader sees on a chapter page, measured in the browser (issue 19).
+"""What a reader sees on a chapter page, measured in the browser (issues 19 and 31).
 
 ``LAYOUT`` is a script for Selenium's ``execute_script`` on a loaded, typeset page; it returns
-the page's figures, tables, visible code and anything sticking out sideways. ``problems(seen,
-width)`` turns that into the list of what falls short at that window width:
+the page's figures, tables, visible code, display equations, the boxes that scroll sideways and
+anything sticking out. ``problems(seen, width)`` turns that into the list of what falls short at
+that window width:
 
-- a figure shown at less than 60 % of its natural width (at 1280 px; its text would be too
-  small to read), or whose alt text is a file name;
-- a table wider than its box (it would hide columns), with ``NaN`` cells, snake_case headers or
-  a raw 0, 1, 2, ... index;
-- a visible code line cut off (the code box scrolls), or a visible ``glue(`` call;
+- a figure shown at less than 60 % of its natural width, at 1280 px and on a 390 px phone alike
+  (its text would be too small to read: the style's 10-11 pt labels at 100 dpi are 14-15 px at
+  natural size, >= 8.3 px at 60 %), or whose alt text is a file name;
+- a table wider than its box at 1280 px (it would hide columns), with ``NaN`` cells, snake_case
+  headers or a raw 0, 1, 2, ... index;
+- a visible code line cut off at 1280 px (the code box scrolls), or a visible ``glue(`` call;
+- a display equation wider than the text column (it scrolls or sticks out): long equations are
+  broken at relations instead;
+- a box inside the article that scrolls sideways without the book's scroll cue
+  (``_assets/js/scroll_cue.js``: the class ``blc-scroll-cue`` and a faded edge);
 - an inline formula wider than the window (it does not scroll: it is cut off);
-- at a phone's width, anything but code and display math that makes the page scroll sideways.
+- at a phone's width, anything but scrolling boxes that makes the page scroll sideways.
 
-The browser test (tests/test_browser.py) runs it on every chapter at 1280 and 390 px. For an
-author, on a built book::
+:func:`smallest_text_px` gives the smallest figure text as displayed on a page. The browser test
+(tests/test_browser.py) runs it on every chapter at 1280 and 390 px. For an author, on a built
+book::
 
     python scripts/page_layout.py _build/html map laplace      # prints each page's problems
 """
@@ -23,9 +30,16 @@ import re
 
 #: A figure shown at less than this share of its natural width has text too small to read.
 MIN_FIGURE_SCALE = 0.6
+#: The smallest text the book's style draws in a figure (tick labels, lib/book/book.mplstyle),
+#: in px at the style's 100 dpi.
+SMALLEST_FIGURE_TEXT_PX = 10 * 100 / 72
 
 LAYOUT = r"""
+if (window.blcScrollCue) window.blcScrollCue();   // the cue follows the window's size at once
 const main = document.querySelector("main") || document.body;
+// The first n characters, whole: math italic letters are surrogate pairs, and a lone half is
+// not a string WebDriver can return.
+const cut = (text, n) => Array.from(text || "").slice(0, n).join("");
 const W = document.documentElement.clientWidth;
 const scrolls = el => { const s = getComputedStyle(el).overflowX; return s === "auto" || s === "scroll"; };
 const visible = el => el.offsetParent !== null && el.getBoundingClientRect().width > 0;
@@ -41,7 +55,7 @@ const tables = Array.from(main.querySelectorAll("table")).filter(visible).map(t 
   const rowHeads = Array.from(t.querySelectorAll("tbody tr")).map(tr => {
     const th = tr.querySelector("th"); return th ? th.innerText.trim() : null; });
   return {
-    name: ((t.closest("[id]") || {}).id || "") + ": " + t.innerText.trim().split("\n")[0].slice(0, 50),
+    name: ((t.closest("[id]") || {}).id || "") + ": " + cut(t.innerText.trim().split("\n")[0], 50),
     width: t.getBoundingClientRect().width,
     box: box && box !== main ? box.clientWidth : main.getBoundingClientRect().width,
     nan: /(^|\s)NaN(\s|$)/.test(t.innerText),
@@ -53,7 +67,7 @@ const code = Array.from(main.querySelectorAll("div.cell_input pre, div.highlight
   .filter(visible).filter(pre => !pre.closest("details:not([open])"))
   .filter(pre => !pre.closest(".cell_output, .output") && pre.innerText.trim())
   .map(pre => ({
-    text: pre.innerText.slice(0, 60),
+    text: cut(pre.innerText, 60),
     cut: pre.scrollWidth > pre.clientWidth + 1,
     glue: /(^|[^_\w])glue\(/.test(pre.innerText),
   }));
@@ -68,13 +82,32 @@ for (const el of main.querySelectorAll("*")) {
   if (!inside) wide.push(el.tagName.toLowerCase() + "." + (el.className || "").toString().split(" ")[0]
                         + " (" + Math.round(r.right) + " px)");
 }
+// Display equations: wider than the column they sit in (they scroll or stick out).
+const equations = Array.from(main.querySelectorAll("mjx-container[display='true']")).filter(visible)
+  .filter(m => !m.closest("details:not([open])"))
+  .map(m => {
+    let box = m.parentElement;
+    while (box && box !== main && getComputedStyle(box).display.startsWith("inline")) box = box.parentElement;
+    const inner = m.querySelector("mjx-math") || m;
+    const label = (m.closest("[id]") || {}).id || "";
+    return {name: label + ": " + cut(m.getAttribute("aria-label") || m.textContent, 40),
+            width: Math.max(inner.getBoundingClientRect().width, m.scrollWidth),
+            box: Math.min(box.clientWidth, m.clientWidth || box.clientWidth)};
+  })
+  .filter(e => e.width > e.box + 1);
+// Boxes that scroll sideways: each should carry the scroll cue.
+const scrollers = Array.from(main.querySelectorAll("*")).filter(visible).filter(scrolls)
+  .filter(el => el.scrollWidth > el.clientWidth + 1)
+  .map(el => ({name: el.tagName.toLowerCase() + "." + (el.className || "").toString().split(" ")[0]
+                     + ": " + cut((el.innerText || "").trim(), 40),
+               cue: el.classList.contains("blc-scroll-cue")}));
 // Inline formulas do not scroll: one wider than the window is cut off at its edge.
 const cutMath = Array.from(main.querySelectorAll("mjx-container:not([display='true'])"))
   .filter(visible).filter(m => !m.closest("table, pre, .bd-sidebar-secondary, nav"))
   .filter(m => m.getBoundingClientRect().right > W + 1)
-  .map(m => (m.getAttribute("aria-label") || m.textContent || "").slice(0, 40));
+  .map(m => cut(m.getAttribute("aria-label") || m.textContent, 40));
 return {width: W, page_scroll: document.documentElement.scrollWidth, figures, tables, code,
-        wide: wide.slice(0, 5), cut_math: cutMath};
+        wide: wide.slice(0, 5), cut_math: cutMath, equations, scrollers};
 """
 
 _FILE = re.compile(r"(^|/)[\w.-]+\.(png|jpe?g|svg|gif)$", re.IGNORECASE)
@@ -87,9 +120,9 @@ def problems(seen: dict, width: int) -> list[str]:
     for fig in seen["figures"]:
         if not fig["alt"] or _FILE.search(fig["alt"]):
             out.append(f"figure {fig['name']}: alt text is {fig['alt']!r}, not a description")
-        if width >= 1000 and fig["natural"] and fig["shown"] < MIN_FIGURE_SCALE * fig["natural"]:
+        if fig["natural"] and fig["shown"] < MIN_FIGURE_SCALE * fig["natural"]:
             out.append(f"figure {fig['name']}: shown at {fig['shown'] / fig['natural']:.0%} of "
-                       f"its natural width ({fig['natural']} px)")
+                       f"its natural width ({fig['natural']} px) at {width} px")
     for table in seen["tables"]:
         if width >= 1000 and table["width"] > table["box"] + 1:
             out.append(f"table {table['name']!r}: {table['width']:.0f} px wide in a "
@@ -107,12 +140,25 @@ def problems(seen: dict, width: int) -> list[str]:
             out.append(f"code cut off (scrolls sideways): {cell['text']!r}")
         if cell["glue"]:
             out.append(f"visible glue() call: {cell['text']!r}")
+    for eq in seen.get("equations", []):
+        out.append(f"display equation {eq['width']:.0f} px wide in a {eq['box']:.0f} px column: "
+                   f"{eq['name']!r}")
+    for box in seen.get("scrollers", []):
+        if not box["cue"]:
+            out.append(f"scrolls sideways without a scroll cue: {box['name']!r}")
     for formula in seen.get("cut_math", []):
         out.append(f"inline formula cut off at the window's edge: {formula!r}")
     if width < 1000 and seen["page_scroll"] > seen["width"] + 1:
         out.append(f"the page scrolls sideways ({seen['page_scroll']} px at {seen['width']} px): "
                    f"{seen['wide']}")
     return out
+
+
+def smallest_text_px(seen: dict) -> float | None:
+    """The smallest figure text on a page as displayed, in CSS px (None: no figure): the style's
+    smallest text at the smallest display scale of the page's figures."""
+    scales = [f["shown"] / f["natural"] for f in seen["figures"] if f["natural"]]
+    return SMALLEST_FIGURE_TEXT_PX * min(scales) if scales else None
 
 
 def _main(argv):
@@ -140,8 +186,11 @@ def _main(argv):
             for page in pages:
                 driver.get(f"http://127.0.0.1:{server.server_address[1]}/chapters/{page}.html")
                 driver.execute_async_script(settle)
-                found = problems(driver.execute_script(LAYOUT), width)
-                print(f"{page} at {width} px: {len(found)} problems")
+                seen = driver.execute_script(LAYOUT)
+                found = problems(seen, width)
+                small = smallest_text_px(seen)
+                small = "no figure" if small is None else f"smallest figure text {small:.1f} px"
+                print(f"{page} at {width} px: {len(found)} problems ({small})")
                 for line in found:
                     print("   ", line)
     finally:

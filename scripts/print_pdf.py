@@ -1,25 +1,74 @@
-"""Print the one-page HTML book to a PDF with headless Chromium (``make pdf``).
+"""Print the one-page HTML book to a PDF with headless Chromium (``make pdf``, ``make pdf-course``).
 
     python scripts/print_pdf.py _build/singlehtml _build/pdf/book.pdf
+    python scripts/print_pdf.py --course _build/singlehtml _build/pdf/course.pdf
 
 Serves the folder on 127.0.0.1, opens a copy of ``chapters/intro.html`` (the whole book on one
-page, from jupyter-book's ``singlehtml`` builder) as ``book.html`` in Chromium through Selenium, waits until MathJax has
-typeset it and every image is decoded, opens the collapsed solutions and errata (a printed copy
-has no buttons to press; folded code stays folded), and prints it on A4 with Chromium's own PDF
-printer. No request leaves the machine. Prints one JSON line: pages, chapters, typeset formulas
-and images seen on the page.
+page, from jupyter-book's ``singlehtml`` builder) as ``book.html`` in Chromium through Selenium,
+waits until MathJax has typeset it and every image is decoded, opens the collapsed solutions and
+errata (a printed copy has no buttons to press; folded code is left out, by
+_assets/css/print.css), puts each part's caption from _toc.yml on a page of its own before the
+part's first chapter, shrinks the display equations and tables wider than the printable width
+until they fit (measured in print emulation at that width, as is every element's right edge),
+and prints it on A4 with Chromium's own PDF printer (DevTools ``Page.printToPDF``): page numbers
+in the footer and a PDF outline (bookmarks) of the parts, chapters and sections.
+
+Then the front matter: a title page and a contents page whose page numbers are read from the
+printed body's outline (where each part and chapter starts), printed by Chromium as a second,
+short document and put before the body with pypdf. The body is numbered 1, 2, ... from the
+start page, the front matter i, ii (the PDF's page labels say so too, so a viewer's page box
+shows the printed numbers): the contents cannot shift the numbers it lists.
+
+``--course`` prints the course alone: the start page, the core chapters and the optional ones
+(each part says which it is), and the bibliography the chapters cite; not the reference part
+(the lab report reproduced) nor the errata index that lists its errata.
+
+No request leaves the machine. Prints one JSON line: pages, chapters, typeset formulas, images
+seen on the page, the elements wider than the printable width.
 """
 from __future__ import annotations
 
 import base64
+import datetime
 import functools
+import html as htmllib
 import http.server
+import io
 import json
 import shutil
 import socket
+import subprocess
 import sys
 import threading
 from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# A4; the text column is the paper less the side margins (CSS px: 96 to the inch).
+_PAPER = {"width": 8.27, "height": 11.69}
+_MARGIN = {"top": 0.6, "bottom": 0.7, "left": 0.6, "right": 0.6}
+PRINTABLE_WIDTH_PX = round((_PAPER["width"] - _MARGIN["left"] - _MARGIN["right"]) * 96)
+
+# The body: the page number centred in the footer (Chromium's template: its own small font unless
+# the template sets one); no header.
+_PAGE = {
+    "paperWidth": _PAPER["width"], "paperHeight": _PAPER["height"],
+    "marginTop": _MARGIN["top"], "marginBottom": _MARGIN["bottom"],
+    "marginLeft": _MARGIN["left"], "marginRight": _MARGIN["right"],
+    "printBackground": True,
+    "displayHeaderFooter": True,
+    "headerTemplate": "<span></span>",
+    "footerTemplate": ('<div style="width: 100%; text-align: center; font-size: 9pt; '
+                       'font-family: sans-serif; color: #444;">'
+                       '<span class="pageNumber"></span></div>'),
+    "generateDocumentOutline": True,
+}
+# The front matter: no footer (its pages are numbered i, ii in the PDF's page labels).
+_FRONT_PAGE = {k: v for k, v in _PAGE.items()
+               if k not in ("headerTemplate", "footerTemplate", "generateDocumentOutline")}
+_FRONT_PAGE["displayHeaderFooter"] = False
 
 # Wait for the page, MathJax's typesetting and the images; then open every collapsed admonition
 # (sphinx-togglebutton hides their bodies) and report what the page holds.
@@ -52,10 +101,151 @@ const done = arguments[arguments.length - 1];
       .map(e => e.getAttribute("data-mjx-error") || e.textContent),
     images: imgs.filter(img => img.naturalWidth > 0).length,
     broken_images: imgs.filter(img => img.naturalWidth === 0).length,
-    chapters: Array.from(document.querySelectorAll("section > h2, section > h1"))
-      .map(h => h.textContent.replace("#", "").trim()),
   });
 })();
+"""
+
+# The book's pages in print order. The theme's own print title and contents (the first page
+# of any printed page) give way to the front matter printed after the body; the start page's
+# title (which the theme hides in print, as its print title repeats it) shows. The chapters the
+# print leaves out go (with their part when it has none left). Each part's caption becomes a
+# heading of its own (an h1, as the book's title is: the outline nests the chapters, h2, and their
+# sections, h3, under it) on a page before its first chapter: the one-page build has no part
+# captions; _toc.yml has them. Returns the headings in page order, as the outline lists them.
+_ARRANGE = """
+const [parts, leaveOut] = arguments;
+const front = document.getElementById("jb-print-docs-body");
+if (front) front.remove();
+const article = document.querySelector(".bd-article");
+// (print.css starts the article on a new page, after the theme's print title: none here)
+article.style.setProperty("break-before", "auto", "important");
+const title = article.querySelector("h1");
+title.classList.add("blc-book-title");
+for (const file of leaveOut) {
+  const anchor = document.getElementById("document-" + file);
+  if (!anchor) continue;
+  const section = anchor.nextElementSibling;
+  if (section && section.tagName === "SECTION") section.remove();
+  const wrapper = anchor.parentNode;
+  anchor.remove();
+  if (wrapper.classList.contains("toctree-wrapper") && !wrapper.querySelector("section"))
+    wrapper.remove();
+}
+let placed = 0;
+for (const part of parts) {
+  const anchor = part.files.map(f => document.getElementById("document-" + f)).find(a => a);
+  if (!anchor) continue;
+  const page = document.createElement("div");
+  page.className = "blc-part-page";
+  const heading = document.createElement("h1");
+  heading.className = "blc-part-title";
+  heading.id = "part-" + (placed + 1);
+  heading.textContent = part.caption;
+  page.appendChild(heading);
+  anchor.parentNode.insertBefore(page, anchor);
+  placed++;
+}
+// A cross-reference the one-page build writes as "intro.html#id" points at the page served on
+// 127.0.0.1: in the PDF, it points inside the PDF ("#id"), and a link to what the print does not
+// hold (a chapter left out, a download) is no link.
+const links = {inside: 0, dropped: 0};
+for (const a of article.querySelectorAll("a[href]")) {
+  const url = new URL(a.getAttribute("href"), location.href);
+  if (url.origin !== location.origin) continue;
+  const id = decodeURIComponent(url.hash.slice(1));
+  if (id && document.getElementById(id)) { a.setAttribute("href", "#" + id); links.inside++; }
+  else { a.removeAttribute("href"); links.dropped++; }
+}
+const text = h => Array.from(h.childNodes).filter(n => !(n.classList && n.classList.contains("headerlink")))
+  .map(n => n.textContent).join("").replace(/\\s+/g, " ").trim();
+const headings = Array.from(article.querySelectorAll("h1, h2, h3, h4, h5, h6"))
+  .filter(h => h.getClientRects().length > 0)
+  .map(h => ({level: +h.tagName[1], text: text(h),
+              kind: h === title ? "start" : h.classList.contains("blc-part-title") ? "part"
+                    : (h.tagName === "H2" && h.parentNode.previousElementSibling
+                       && (h.parentNode.previousElementSibling.id || "").startsWith("document-"))
+                      ? "chapter" : "section"}));
+return {parts: placed, headings, links};
+"""
+
+# In print emulation at the printable width: a display equation or a table wider than its column
+# is set in a smaller font until it fits (MathJax's output and a table scale with their font).
+# Then every element whose right edge passes the text column is reported, but for what is clipped
+# on purpose (inside an element that clips its overflow and itself fits) and MathJax's hidden
+# copy of each formula for screen readers.
+_FIT = """
+const article = document.querySelector(".bd-article");
+const shrunk = [];
+const fit = (el, box) => {
+  for (let i = 0; i < 6; i++) {
+    const need = el.scrollWidth, room = box.clientWidth;
+    if (need <= room + 0.5) return;
+    const size = parseFloat(getComputedStyle(el).fontSize);
+    el.style.setProperty("font-size", (size * room / need * 0.98).toFixed(2) + "px", "important");
+    if (i === 0) shrunk.push(el.tagName.toLowerCase() + " " + (el.textContent || "").trim().slice(0, 60));
+  }
+};
+for (const el of article.querySelectorAll('mjx-container[display="true"]')) fit(el, el.parentNode);
+// A figure 16 to 21 cm tall prints 16 cm tall (at least 3/4 of its size): more often it fits
+// below the text before it, which a taller one leaves half a page empty.
+const cm = 96 / 2.54;
+for (const img of article.querySelectorAll("figure img")) {
+  const h = img.getBoundingClientRect().height;
+  // (one at print.css's 21 cm cap is taller still: it keeps the cap)
+  if (h > 16 * cm && h <= 16 * cm / 0.75 && h < 21 * cm - 2) img.style.setProperty("max-height", "16cm", "important");
+}
+for (const el of article.querySelectorAll("table")) {
+  const box = el.closest(".pst-scrollable-table-container, .table-wrapper, .output, .cell_output")
+              || el.parentNode;
+  fit(el, box);
+}
+return shrunk;
+"""
+
+_OVERFLOW = """
+const article = document.querySelector(".bd-article");
+const right = article.getBoundingClientRect().right - parseFloat(getComputedStyle(article).paddingRight);
+const left = article.getBoundingClientRect().left + parseFloat(getComputedStyle(article).paddingLeft);
+const clips = el => { const s = getComputedStyle(el); return s.overflowX !== "visible"; };
+// MathJax's copy of each formula for screen readers is positioned over it and clipped to nothing:
+// out of the measure (it would count in its box's scroll width)
+const hide = document.createElement("style");
+hide.textContent = "mjx-assistive-mml { display: none !important; }";
+document.head.appendChild(hide);
+const wide = [];
+const walk = el => {
+  for (const child of el.children) {
+    const tag = child.tagName.toLowerCase();
+    if (tag === "mjx-assistive-mml" || tag === "script" || tag === "style") continue;
+    const s = getComputedStyle(child);
+    if (s.display === "none" || s.visibility === "hidden") continue;
+    const r = child.getBoundingClientRect();
+    if (r.width > 0 && (r.right > right + 1 || r.left < left - 1)) {
+      wide.push({tag, cls: typeof child.className === "string" ? child.className : "",
+                 width: Math.round(r.width), over: Math.round(Math.max(r.right - right, left - r.left)),
+                 text: (child.textContent || "").replace(/\\s+/g, " ").trim().slice(0, 80),
+                 where: (child.closest("section[id]") || {}).id || ""});
+      continue;                       // its children are part of the same finding
+    }
+    // what an element clips to its own box cannot pass the column if the element does not;
+    // but content it hides (or scrolls) is lost on paper, unless a figure crops on purpose
+    // (an inline element clips nothing, whatever its overflow says)
+    if (clips(child) && r.width > 0 && s.display !== "inline") {
+      // (MathJax draws a stretched delimiter from glyphs clipped to its size: on purpose)
+      if (child.scrollWidth > child.clientWidth + 1 && !tag.startsWith("mjx-")
+          && !child.closest("figure, .blc-explorer"))
+        wide.push({tag, cls: typeof child.className === "string" ? child.className : "",
+                   width: Math.round(r.width), over: child.scrollWidth - child.clientWidth,
+                   text: "clipped: " + (child.textContent || "").replace(/\\s+/g, " ").trim().slice(0, 70),
+                   where: (child.closest("section[id]") || {}).id || ""});
+      continue;
+    }
+    walk(child);
+  }
+};
+walk(article);
+hide.remove();
+return {column: Math.round(right - left), wide: wide.slice(0, 50), count: wide.length};
 """
 
 
@@ -80,48 +270,272 @@ def _driver():
                 "--disable-sync", "--disable-extensions",
                 "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]:
         options.add_argument(arg)
-    # Printing the whole book takes Chromium minutes on a busy 2-core machine: wait up to 15.
-    socket.setdefaulttimeout(900)
+    # Printing the whole book takes Chromium minutes on a busy 2-core machine: every command may
+    # take 30 minutes (Selenium's own client otherwise gives a command 120 s).
+    socket.setdefaulttimeout(1800)
     driver = webdriver.Chrome(options=options, service=Service(executable_path=chromedriver))
-    driver.set_page_load_timeout(300)
-    driver.set_script_timeout(300)
+    driver.command_executor.client_config.timeout = 1800
+    driver.set_page_load_timeout(600)
+    driver.set_script_timeout(1200)
     return driver
 
 
-def print_book(html: Path, out: Path) -> dict:
-    """Print ``html/chapters/intro.html`` to ``out``; return what the page held."""
+def toc_parts(toc: Path = ROOT / "_toc.yml") -> list[dict]:
+    """Each part's caption and its chapters' files, as _toc.yml lists them."""
+    parts = yaml.safe_load(toc.read_text())["parts"]
+    return [{"caption": part["caption"], "files": [c["file"] for c in part["chapters"]]}
+            for part in parts if part.get("chapters")]
+
+
+def course_leaves_out(parts: list[dict]) -> list[str]:
+    """The chapters the course alone does not print: the reference part (its caption starts
+    "Reference") and the errata index, which lists the reference part's errata with the
+    course's (each erratum stays in its chapter)."""
+    out = [f for part in parts if part["caption"].startswith("Reference") for f in part["files"]]
+    out += [f for part in parts for f in part["files"] if f.endswith("/errata")]
+    if not out:
+        raise ValueError("_toc.yml has no part whose caption starts 'Reference': the course "
+                         "print would be the whole book")
+    return out
+
+
+def _squeezed(text: str) -> str:
+    """Without white space or curly quotes: Chromium's outline drops the space where a heading
+    wraps ("Maximum likelihood by gradientascent")."""
+    return "".join(text.replace("\u2019", "'").replace("\u2018", "'").split())
+
+
+def _outline(reader) -> list[dict]:
+    """The printed body's outline: each entry's depth, title, page index and place on the page."""
+    def walk(items, depth):
+        for item in items:
+            if isinstance(item, list):
+                yield from walk(item, depth + 1)
+            else:
+                yield {"depth": depth, "title": str(item.title),
+                       "page": reader.get_destination_page_number(item),
+                       "left": item.get("/Left"), "top": item.get("/Top")}
+    return list(walk(reader.outline, 0))
+
+
+def _name_outline(outline: list[dict], headings: list[dict]) -> list[dict]:
+    """Each outline entry with the heading it points to (its text as the page sets it, and its
+    kind: start page, part, chapter, section), matched in order."""
+    i = 0
+    for entry in outline:
+        want = _squeezed(entry["title"])
+        for j in range(i, len(headings)):
+            if _squeezed(headings[j]["text"]) == want:
+                entry.update(title=headings[j]["text"], kind=headings[j]["kind"])
+                i = j + 1
+                break
+        else:
+            entry["kind"] = "other"
+    return outline
+
+
+def _version() -> str:
+    """The revision printed (git's short hash, marked when the tree has local changes)."""
+    try:
+        rev = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%h"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--",
+                                "chapters", "_toc.yml", "_config.yml"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return f"revision {rev}" + (" with local changes" if dirty else "")
+
+
+def contents(outline: list[dict], pages: int) -> list[dict]:
+    """The contents page's entries from the body's outline: the start page, each part with its
+    first and last page, each chapter with its first page (pages numbered from 1)."""
+    entries = []
+    for entry in outline:
+        if entry["kind"] in ("start", "part", "chapter"):
+            entries.append({"kind": entry["kind"], "title": entry["title"],
+                            "page": entry["page"] + 1})
+    starts = [e for e in entries if e["kind"] in ("start", "part")]
+    for here, after in zip(starts, starts[1:] + [None]):
+        here["last"] = after["page"] - 1 if after else pages
+    return entries
+
+
+_FRONT_CSS = """
+@page { size: A4; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+       color: #222; margin: 0; font-size: 11pt; line-height: 1.35; }
+.title-page { height: 9.6in; display: flex; flex-direction: column; justify-content: center;
+              text-align: center; break-after: page; }
+.title-page h1 { font-size: 30pt; margin: 0 0 0.3in 0; line-height: 1.15; }
+.title-page .subtitle { font-size: 16pt; margin: 0 0 0.8in 0; color: #444; }
+.title-page .author { font-size: 14pt; margin: 0 0 0.2in 0; }
+.title-page .version { font-size: 10pt; color: #555; }
+h2 { font-size: 20pt; margin: 0 0 0.15in 0; }
+.note { font-size: 10pt; color: #333; margin: 0 0 0.2in 0; }
+ol { list-style: none; padding: 0; margin: 0; }
+li { display: flex; align-items: baseline; margin: 0.04in 0; break-inside: avoid; }
+li .t { flex: 0 1 auto; }
+li .dots { flex: 1 1 auto; border-bottom: 1px dotted #888; margin: 0 0.4em; min-width: 1em; }
+li .p { flex: 0 0 auto; font-variant-numeric: tabular-nums; }
+li.start, li.part { font-weight: 600; margin-top: 0.16in; }
+li.chapter { padding-left: 1.6em; }
+li.part .p, li.start .p { font-weight: 600; }
+a { color: inherit; text-decoration: none; }
+"""
+
+
+def front_matter(entries: list[dict], title: str, author: str, course: bool,
+                 printed: str) -> str:
+    """The title page and the contents page, as an HTML document. Each contents line links to
+    ``#page-N`` (the page the merge points it to)."""
+    esc = htmllib.escape
+    numbers = [e["title"].split(".")[0] for e in entries
+               if e["kind"] == "chapter" and e["title"].split(".")[0].isdigit()]
+    subtitle = "Course notes" + (f": the course alone (chapters {numbers[0]}\u2013{numbers[-1]})"
+                                 if course and numbers else "")
+    lines = []
+    for e in entries:
+        if e["kind"] == "chapter":
+            where = str(e["page"])
+        else:
+            where = (f"{e['page']}\u2013{e['last']}" if e["last"] > e["page"] else str(e["page"]))
+        # (the start page's title is the book's, as is the second part's caption)
+        name = "About these notes (the start page)" if e["kind"] == "start" else e["title"]
+        lines.append(f'<li class="{e["kind"]}"><a class="t" href="https://blc.invalid/#page-{e["page"]}">'
+                     f'{esc(name)}</a><span class="dots"></span>'
+                     f'<a class="p" href="https://blc.invalid/#page-{e["page"]}">{where}</a></li>')
+    parts = [e for e in entries if e["kind"] == "part"]
+    ref = [p for p in parts if p["title"].startswith("Reference")]
+    optional = [p for p in parts if p["title"].startswith("Optional")]
+    core = [p for p in parts if p not in ref and p not in optional and p["title"] != "Back matter"]
+    note = []
+    if core:
+        note.append(f"The core course: pages {core[0]['page']}\u2013{core[-1]['last']}, read in "
+                    "order.")
+    if optional:
+        note.append(f"Optional chapters: pages {optional[0]['page']}\u2013{optional[-1]['last']}.")
+    if ref:
+        note.append(f"The reference part (the lab report, reproduced): pages "
+                    f"{ref[0]['page']}\u2013{ref[-1]['last']}; the course never depends on it, "
+                    "and <code>make pdf-course</code> prints the course without it.")
+    elif course:
+        note.append("The reference part (the lab report, reproduced) and the errata index are "
+                    "in the whole book (<code>make pdf</code>).")
+    note.append("Each solution is printed right after its exercise; folded plotting code is left "
+                "out, its figures and tables are printed.")
+    return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
+<title>{esc(title)}</title><style>{_FRONT_CSS}</style></head><body>
+<div class="title-page"><h1>{esc(title)}</h1><p class="subtitle">{esc(subtitle)}</p>
+<p class="author">{esc(author)}</p><p class="version">{esc(printed)}</p></div>
+<h2>Contents</h2><p class="note">{' '.join(note)}</p>
+<ol>{''.join(lines)}</ol></body></html>"""
+
+
+def _merge(front: bytes, body: bytes, outline: list[dict], contents_pages: int) -> bytes:
+    """The front matter then the body; the outline: the contents page, then the body's (its
+    titles as the page sets them); page labels i, ii, ... then 1, 2, ...; the contents lines
+    link to their pages."""
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import ArrayObject, Fit, NameObject, NullObject
+
+    front_reader, body_reader = PdfReader(io.BytesIO(front)), PdfReader(io.BytesIO(body))
+    writer = PdfWriter()
+    writer.append(front_reader, import_outline=False)
+    offset = len(writer.pages)
+    writer.append(body_reader, import_outline=False)
+    # the contents' links: Chromium wrote each "#page-N" as a link to that address; point it at
+    # the body's page N instead
+    for page in writer.pages[:offset]:
+        for ref in page.get("/Annots", []) or []:
+            annot = ref.get_object()
+            action = annot.get("/A")
+            uri = str(action.get("/URI", "")) if action else ""
+            if "#page-" in uri:
+                target = writer.pages[offset + int(uri.rsplit("#page-", 1)[1]) - 1]
+                del annot[NameObject("/A")]
+                annot[NameObject("/Dest")] = ArrayObject(
+                    [target.indirect_reference, NameObject("/XYZ"), NullObject(), NullObject(),
+                     NullObject()])
+    writer.add_outline_item(title="Contents", page_number=offset - contents_pages)
+    parents = {}
+    for entry in outline:
+        parent = parents.get(entry["depth"] - 1) if entry["depth"] else None
+        fit = (Fit.xyz(entry["left"], entry["top"]) if entry["top"] is not None else Fit.fit())
+        item = writer.add_outline_item(title=entry["title"], page_number=offset + entry["page"],
+                                       parent=parent, fit=fit)
+        parents[entry["depth"]] = item
+    writer.set_page_label(0, offset - 1, style="/r")
+    writer.set_page_label(offset, len(writer.pages) - 1, style="/D", start=1)
+    writer.page_mode = "/UseOutlines"
+    out = io.BytesIO()
+    writer.write(out)
+    return out.getvalue()
+
+
+def print_book(html: Path, out: Path, course: bool = False) -> dict:
+    """Print ``html/chapters/intro.html`` to ``out`` (the course alone if ``course``); return
+    what the page held and where each part and chapter starts."""
+    from pypdf import PdfReader
+
     if not (html / "chapters" / "intro.html").is_file():
         raise SystemExit(f"{html}/chapters/intro.html is missing: build it first with "
                          "`jupyter-book build --builder singlehtml .`")
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    parts = toc_parts()
+    leave_out = course_leaves_out(parts) if course else []
     # The builder writes the book to chapters/intro.html with links relative to the top folder
     # (_static/, _images/): open a copy from there.
     (html / "book.html").write_bytes((html / "chapters" / "intro.html").read_bytes())
     handler = functools.partial(_Quiet, directory=str(html))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
     driver = _driver()
     try:
-        driver.get(f"http://127.0.0.1:{server.server_address[1]}/book.html")
+        driver.get(f"{base}/book.html")
         seen = driver.execute_async_script(_SETTLE)
+        arranged = driver.execute_script(_ARRANGE, parts, leave_out)
+        seen["parts"], seen["links"] = arranged["parts"], arranged["links"]
+        seen["chapters"] = [h["text"] for h in arranged["headings"] if h["kind"] == "chapter"]
+        # the page as it prints: print media, the printable width
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": PRINTABLE_WIDTH_PX, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
+        seen["shrunk"] = driver.execute_script(_FIT)
+        seen["overflow"] = driver.execute_script(_OVERFLOW)
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         # Chrome's DevTools call, not WebDriver's print (which gives up after 10 s on a long page)
-        pdf = base64.b64decode(driver.execute_cdp_cmd("Page.printToPDF", {
-            "paperWidth": 8.27, "paperHeight": 11.69,                  # A4, in inches
-            "marginTop": 0.6, "marginBottom": 0.6, "marginLeft": 0.6, "marginRight": 0.6,
-            "printBackground": True,
-        })["data"])
+        body = base64.b64decode(driver.execute_cdp_cmd("Page.printToPDF", _PAGE)["data"])
+        reader = PdfReader(io.BytesIO(body))
+        outline = _name_outline(_outline(reader), arranged["headings"])
+        entries = contents(outline, len(reader.pages))
+        printed = f"Printed {datetime.date.today().isoformat()}"
+        version = _version()
+        (html / "front.html").write_text(front_matter(
+            entries, config["title"], config.get("author", ""), course,
+            printed + (f" from {version}" if version else "")))
+        driver.get(f"{base}/front.html")
+        front = base64.b64decode(driver.execute_cdp_cmd("Page.printToPDF", _FRONT_PAGE)["data"])
     finally:
         driver.quit()
         server.shutdown()
         server.server_close()
+    front_pages = len(PdfReader(io.BytesIO(front)).pages)
+    pdf = _merge(front, body, outline, front_pages - 1)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(pdf)
-    seen["pages"] = pdf.count(b"/Type /Page") - pdf.count(b"/Type /Pages")
-    seen["bytes"] = len(pdf)
+    seen.update(pages=front_pages + len(reader.pages), front_pages=front_pages,
+                bytes=len(pdf), contents=entries)
     return seen
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    course = "--course" in args
+    args = [a for a in args if a != "--course"]
+    if len(args) != 2:
         raise SystemExit(__doc__)
-    report = print_book(Path(sys.argv[1]), Path(sys.argv[2]))
-    print(json.dumps(report | {"chapters": len(report["chapters"])}))
+    report = print_book(Path(args[0]), Path(args[1]), course=course)
+    print(json.dumps(report | {"chapters": len(report["chapters"]),
+                               "contents": len(report["contents"])}))

@@ -9,6 +9,9 @@ on 2 cores, so only when asked). Each chapter's layout (scripts/page_layout.py: 
 of their natural width with alt text that describes them, tables that fit the column without
 NaN, snake_case headers or raw indexes, no visible code cut off or glue call, no sideways scrolling
 on a phone) is checked at 1280 px and at 390 px (the same page loaded once, then shown at a phone's width).
+Each chapter is also checked by axe-core, the accessibility field's own checker (its WCAG 2 A and AA
+rules: contrast, roles, names, ...), installed pinned from npm into _vendor/axe-core/ by
+scripts/install_mathjax.py and injected into the page already loaded: 0 violations.
 
 Needs Debian's `chromium` and `chromium-driver` (apt-get install chromium chromium-driver; .ci/run
 installs them). Without them the tests are skipped locally, and fail when CI is set.
@@ -216,11 +219,33 @@ def _at_phone_width(driver):
         driver.execute_async_script(_RELAYOUT)
 
 
+AXE_JS = ROOT / "_vendor" / "axe-core" / "axe.min.js"
+
+# axe-core's rules for WCAG 2 level A and AA (its tags wcag2a and wcag2aa) on the page as shown
+# (hidden content, such as a closed solution, is not checked). Only the violations come back, each
+# rule with the CSS selectors of the elements that break it.
+_AXE_RUN = """
+const done = arguments[arguments.length - 1];
+axe.run(document, {runOnly: {type: "tag", values: ["wcag2a", "wcag2aa"]},
+                   resultTypes: ["violations"]})
+  .then(r => done(r.violations.map(v => ({
+      id: v.id, impact: v.impact, help: v.help,
+      targets: v.nodes.map(n => n.target.join(" "))}))))
+  .catch(e => done([{id: "axe-error", impact: "critical", help: String(e), targets: []}]));
+"""
+
+
+def _axe(driver, source):
+    """axe-core's WCAG 2 A and AA violations on the loaded page: [{id, impact, help, targets}]."""
+    driver.execute_script(source)
+    return driver.execute_async_script(_AXE_RUN)
+
+
 @pytest.fixture(scope="module")
 def visited(site, browser):
     """Open every page once; return {page: (settle status, inspection, foreign, failed, errors,
     requested URLs)}. A chapter's inspection holds its layout at 1280 px ("layout") and at 390 px
-    ("phone")."""
+    ("phone"), and axe-core's violations at 1280 px ("axe")."""
     html, origin = site
     screenshots = bool(os.environ.get("BLC_SCREENSHOTS"))
     if screenshots:
@@ -228,6 +253,9 @@ def visited(site, browser):
         for old in SCREENSHOTS.glob("*.png"):
             old.unlink()
     _network(browser, origin), _console_errors(browser)  # drop the start-up logs
+    # installed with MathJax before the book is built (conftest.py); test_chapters_pass_axe_core
+    # fails when it is missing
+    axe = AXE_JS.read_text() if AXE_JS.is_file() else None
     results = {}
     for page in _pages(html):
         browser.get(f"{origin}/{page}")
@@ -238,6 +266,8 @@ def visited(site, browser):
                 _screenshot(browser, Path(page).stem, info["height"])
             info["layout"] = browser.execute_script(page_layout.LAYOUT)
             info["phone"] = _at_phone_width(browser)
+            if axe:
+                info["axe"] = _axe(browser, axe)
         foreign, failed, requested = _network(browser, origin)
         results[page] = (status, info, foreign, failed, _console_errors(browser), requested)
     return results
@@ -369,3 +399,14 @@ def test_every_figure_is_described(visited):
     assert len(figures) >= 40
     assert all(len(f["alt"]) > 20 and not f["alt"].startswith(("_images", "../_images"))
                for f in figures), [f["alt"] for f in figures][:5]
+
+
+def test_chapters_pass_axe_core(visited):
+    # Accessibility by the field's own checker: axe-core's WCAG 2 A and AA rules on every chapter
+    assert AXE_JS.is_file(), f"no {AXE_JS.relative_to(ROOT)}: run scripts/install_mathjax.py"
+    found = {page: info["axe"] for page, (_, info, *_r) in visited.items() if "axe" in info}
+    assert found, "axe-core ran on no chapter page"
+    report = {page: {f"{v['id']} ({v['impact']}): {v['help']}": v["targets"] for v in found[page]}
+              for page in sorted(found) if found[page]}
+    count = sum(len(v["targets"]) for violations in found.values() for v in violations)
+    assert not report, f"{count} axe-core violations:\n" + json.dumps(report, indent=1)

@@ -26,6 +26,7 @@ import test_browser  # noqa: E402  (its Chromium options, page settling and netw
 from test_browser import browser  # noqa: E402,F401  (the module-scoped Chromium fixture)
 
 import lib  # noqa: E402
+from lib.book import explorer  # noqa: E402
 
 # The explorer's state: whether it started, its frame, slider positions, numbers shown, and a
 # hash of each canvas's pixels.
@@ -160,8 +161,9 @@ def test_predictive_numbers_are_the_laplace_fit_at_two_settings(opened, browser,
         a_map, a_pred = lib.map_logits(post, Phi_test), lib.predictive_logits(post, Phi_test)
         band = lambda a: f"{np.sum((lib.sigmoid(a) > 0.3) & (lib.sigmoid(a) < 0.7))}"
         expected = {
-            "log evidence": f"{post.log_evidence:.2f}", "median σ_a²": f"{np.median(var):.3f}",
-            "largest σ_a²": f"{var.max():.2f}",
+            "log evidence": f"{post.log_evidence:.2f}",
+            "median σ_a²": explorer.readable(np.median(var)),
+            "largest σ_a²": explorer.readable(var.max()),
             "smallest ρ": f"{1 / np.sqrt(1 + lib.PROBIT_SCALE**2 * var.max()):.2f}",
             "MAP: 0.3 < p < 0.7": band(a_map), "predictive: 0.3 < p < 0.7": band(a_pred),
             "test log-lik., MAP": f"{lib.average_log_likelihood_logits(a_map, y_test):.3f}",
@@ -210,8 +212,6 @@ def test_pages_without_an_explorer_load_no_explorer_script(served_book):
 # --- lib.book.explorer, without a browser ------------------------------------------------------
 
 def test_logit_codes_keep_the_sign_and_a_few_percent():
-    from lib.book import explorer
-
     a = np.array([-50.0, -12.0, -2.2, -0.01, -1e-5, 0.0, 1e-5, 0.01, 0.85, 2.2, 12.0])
     code = explorer.encode_logits(a)
     assert code.dtype == np.uint8 and code.max() <= 254 and code[a == 0] == 127
@@ -223,26 +223,154 @@ def test_logit_codes_keep_the_sign_and_a_few_percent():
 
 def test_plane_fields_are_the_laplace_fit_on_the_plane():
     from conftest import make_blobs
-    from lib.book import explorer, plots
+    from lib.book import plots
 
     X, y = make_blobs(60, seed=3)
     fields = explorer.plane_fields(X, y, [3.0, 0.5], [0.8], n=12)
-    assert list(fields.s2) == [0.5, 3.0] and fields.map_logits.shape == (1, 2, 144)
+    assert list(fields.s2) == [0.5, 3.0] and fields.map_logits[0].shape == (2, 144)
+    assert fields.resolved == (True,) and fields.step(0) <= 0.8
     _, _, plane = plots.input_grid(X, n=12)
     for k, s2 in enumerate(fields.s2):
         post = lib.fit_laplace(lib.rbf_features(X, X, 0.8), y, s2)
         Phi = lib.rbf_features(plane, X, 0.8)
         mu, var = lib.activation_moments(post, Phi)
-        assert np.allclose(fields.map_logits[0, k], mu, atol=1e-7)
-        assert np.allclose(fields.var[0, k], var, atol=1e-7)
-        assert np.allclose(fields.pred_logits[0, k], lib.predictive_logits(post, Phi), atol=1e-7)
+        assert np.allclose(fields.map_logits[0][k], mu, atol=1e-7)
+        assert np.allclose(fields.var[0][k], var, atol=1e-7)
+        assert np.allclose(fields.pred_logits[0][k], lib.predictive_logits(post, Phi), atol=1e-7)
+
+
+def test_each_width_gets_the_plane_its_bumps_need():
+    extent = (-3.0, 3.0, -2.0, 2.0)                     # span 6
+    assert explorer.plane_size(extent, 1.0, n_min=12) == (12, True)
+    assert explorer.plane_size(extent, 0.1, n_min=12) == (61, True)   # step 0.1
+    assert explorer.plane_size(extent, 0.01, n_min=12, n_max=128) == (12, False)
+    with pytest.raises(ValueError, match="width"):
+        explorer.plane_size(extent, 0.0)
+
+
+def test_a_width_too_narrow_to_draw_shows_the_classifier_between_the_points():
+    from conftest import make_blobs
+    from lib.book import plots
+
+    X, y = make_blobs(40, seed=5)
+    width = 0.01
+    fields = explorer.plane_fields(X, y, [100.0], [width], n=20, n_max=40)
+    assert fields.n == (20,) and fields.resolved == (False,)
+    _, _, plane = plots.input_grid(X, n=20)
+    post = lib.fit_laplace(lib.rbf_features(X, X, width), y, 100.0)
+    mu, _ = lib.activation_moments(post, lib.rbf_features(plane, X, width))
+    d = np.min(np.linalg.norm(plane[:, None] - X[None], axis=2), axis=1)
+    far = d > explorer.FADED * width
+    assert 0 < far.sum() < far.size
+    # beyond the bumps, the plane's own values; within one, a value from beyond
+    assert np.allclose(fields.map_logits[0][0][far], mu[far], atol=1e-7)
+    assert np.all(np.isin(fields.map_logits[0][0][~far], fields.map_logits[0][0][far]))
+    page = explorer.page_spec(explorer.sweep_explorer(
+        fields, [["x"]], X, y, X, y, figure="f", initial=100.0, labels=["a"], keys=["a"],
+        var_range=(-3, 1)))
+    assert "too narrow to draw" in page["planes"][0]["note"]
+
+
+def test_numbers_are_printed_for_reading():
+    r = explorer.readable
+    assert [r(v) for v in (1e4, 1e-4, 1e8, 100.0, 1.0, 0.01)] == [
+        "10⁴", "10⁻⁴", "10⁸", "100", "1", "0.01"]
+    nb = explorer.THOUSANDS
+    assert [r(v) for v in (4786.3, 4638.941, 28081.42, 999.7)] == [
+        f"4{nb}786", f"4{nb}639", f"28{nb}081", f"1{nb}000"]
+    assert [r(v) for v in (0.0057544, 0.15, 13.18, 356.6, -0.6931)] == [
+        "0.00575", "0.150", "13.2", "357", "-0.693"]
+    assert r(3.2e-6) == "3.20 × 10⁻⁶" and r(0) == "0"
+    with pytest.raises(ValueError, match="finite"):
+        r(float("nan"))
+
+
+@pytest.fixture(scope="module")
+def small_grid():
+    """A 3 x 2 grid on blobs, its planes, and the grid explorer's page."""
+    from conftest import make_blobs
+    from lib import hyper
+
+    X, y = make_blobs(90, seed=2)
+    X_train, y_train, X_test, y_test = X[:60], y[:60], X[60:], y[60:]
+    s2, widths = np.array([0.1, 1.0, 100.0]), np.array([0.3, 1.0])
+    table = hyper.evidence_grid(X_train, y_train, X_test, y_test, s2, widths)
+    fields = explorer.plane_fields(X_train, y_train, s2, widths, n=10)
+    best = table.loc[table.log_evidence.idxmax()]
+    page = explorer.grid_explorer(table, fields, X_train, y_train, X_test, y_test,
+                                  figure="fig-x", initial=(best.s2, best.width),
+                                  ev_floor=float(table.log_evidence.min()))
+    return (X_train, y_train, X_test, y_test), s2, widths, page
+
+
+def test_each_grid_readout_is_the_quantity_it_names(small_grid):
+    """Every number the grid explorer shows, at every setting, against a Laplace fit from zero
+    and lib's own scores, each column by its label (a column filled with another quantity,
+    say the training accuracy in the test accuracy's place, fails)."""
+    (X_train, y_train, X_test, y_test), s2_values, widths, page = small_grid
+    spec = explorer.page_spec(page)
+    labels = spec["numbers"]["labels"]
+    assert labels == ["log evidence", "training accuracy", "test accuracy",
+                      "test log-likelihood, MAP", "test log-likelihood, predictive"]
+    named = {}
+    for i, s2 in enumerate(s2_values):                 # frame = i_s2 * P + i_l
+        for j, width in enumerate(widths):
+            Phi_train = lib.rbf_features(X_train, X_train, width)
+            Phi_test = lib.rbf_features(X_test, X_train, width)
+            post = lib.fit_laplace(Phi_train, y_train, s2, max_iter=500)
+            accuracy = lambda Phi, y: np.mean((Phi @ post.w_map > 0) == (y == 1))
+            expected = {
+                "log evidence": post.log_evidence,
+                "training accuracy": accuracy(Phi_train, y_train),
+                "test accuracy": accuracy(Phi_test, y_test),
+                "test log-likelihood, MAP":
+                    lib.average_log_likelihood(lib.map_proba(post, Phi_test), y_test),
+                "test log-likelihood, predictive":
+                    lib.average_log_likelihood(lib.predictive_proba(post, Phi_test), y_test)}
+            shown = dict(zip(labels, spec["numbers"]["values"][i * len(widths) + j]))
+            for label, text in shown.items():
+                decimals = len(text.split(".")[1])
+                assert abs(float(text) - expected[label]) <= 0.5 * 10.0**-decimals + 1e-9, (
+                    s2, width, label, text, expected[label])
+                named.setdefault(label, []).append(expected[label])
+    # the test can tell the two accuracies, and the two log-likelihoods, apart
+    for a, b in (("training accuracy", "test accuracy"),
+                 ("test log-likelihood, MAP", "test log-likelihood, predictive")):
+        assert np.max(np.abs(np.subtract(named[a], named[b]))) > 0.002, (a, b)
+
+
+def test_the_plain_view_carries_the_numbers_the_page_shows(small_grid):
+    *_, page = small_grid
+    out = explorer.bundle(page)
+    assert set(out) == {"text/html", "text/plain"} and out["text/html"] == page
+    text, spec = out["text/plain"], explorer.page_spec(page)
+    lines = text.splitlines()
+    values = spec["numbers"]["values"]
+    rows = [line for line in lines if line.split() and line.split()[-1] == values[0][-1]]
+    assert rows, "the first setting's numbers are missing from the plain view"
+    for row in values:                                 # each setting's numbers, in order
+        assert any(line.split()[-len(row):] == row for line in lines), row
+    assert sum(line.startswith("plane l = ") for line in lines) == len(spec["planes"])
+
+
+def test_the_sweep_shows_each_row_at_its_prior_variance():
+    from conftest import make_blobs
+
+    X, y = make_blobs(40, seed=4)
+    fields = explorer.plane_fields(X, y, [0.1, 1.0, 10.0], [0.8], n=10)
+    numbers = [[f"{k}a", f"{k}b"] for k in range(3)]
+    spec = explorer.page_spec(explorer.sweep_explorer(
+        fields, numbers, X, y, X, y, figure="f", initial=1.0, labels=["A", "B"],
+        keys=["a", "b"], var_range=(-2, 1)))
+    assert spec["numbers"]["values"] == numbers and spec["numbers"]["labels"] == ["A", "B"]
+    assert spec["sliders"][0]["text"] == ["0.1", "1", "10"]
+    assert spec["sliders"][0]["initial"] == 1
+    assert [p["n"] for p in spec["planes"]] == [10] and spec["planes"][0]["note"] == ""
 
 
 def test_page_html_packs_uint8_arrays_and_never_closes_its_script():
     import base64
     import zlib
-
-    from lib.book import explorer
 
     out = explorer.page_html({"figure": "fig-x", "note": "</script>"},
                              {"a": np.arange(5, dtype=np.uint8), "b": np.ones(3, np.uint8)})

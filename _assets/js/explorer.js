@@ -84,51 +84,122 @@
     return segs;
   }
 
-  function drawProba(canvas, logits, spec, points, test) {
-    const ctx = canvas.getContext("2d"), W = canvas.width, H = canvas.height, n = spec.n;
-    const img = ctx.createImageData(W, H);
-    for (let y = 0; y < H; y++) {
-      const gy = ((H - 1 - y) / (H - 1)) * (n - 1), j = Math.min(n - 2, Math.floor(gy)), fy = gy - j;
-      for (let x = 0; x < W; x++) {
-        const gx = (x / (W - 1)) * (n - 1), i = Math.min(n - 2, Math.floor(gx)), fx = gx - i;
-        const a = (1 - fy) * ((1 - fx) * logits[j * n + i] + fx * logits[j * n + i + 1])
-          + fy * ((1 - fx) * logits[(j + 1) * n + i] + fx * logits[(j + 1) * n + i + 1]);
-        const band = spec.bands[Math.min(9, Math.floor(10 / (1 + Math.exp(-a))))];
-        const o = 4 * (y * W + x);
-        img.data[o] = band[0]; img.data[o + 1] = band[1]; img.data[o + 2] = band[2];
-        img.data[o + 3] = 255;
-      }
-    }
-    ctx.putImageData(img, 0, 0);
-    ctx.strokeStyle = "#000";
-    spec.levels.forEach((p) => {
-      ctx.lineWidth = p === 0.5 ? 2 : 1;
-      ctx.beginPath();
-      contours(logits, n, Math.log(p / (1 - p)), W, H).forEach(([[x0, y0], [x1, y1]]) => {
-        ctx.moveTo(x0, y0); ctx.lineTo(x1, y1);
-      });
-      ctx.stroke();
-    });
-    if (points) drawPoints(ctx, points, spec, W, H, test);
-    ctx.strokeStyle = "#444"; ctx.lineWidth = 1; ctx.strokeRect(0.5, 0.5, W - 1, H - 1);
+  // --- a plane panel: the drawing in a box, axes in data units and a colour bar under it -------
+
+  const FONT = "13px sans-serif";
+  const PLANE_MARGIN = { left: 44, right: 12, top: 8, bottom: 40, bar: 62 };
+
+  function planeBox(canvas) {
+    const m = PLANE_MARGIN;
+    return { x: m.left, y: m.top, w: canvas.width - m.left - m.right,
+      h: canvas.height - m.top - m.bottom - m.bar };
   }
 
-  function drawScalar(canvas, values, lut, n, spec, points, test) {
-    const ctx = canvas.getContext("2d"), W = canvas.width, H = canvas.height;
-    const img = ctx.createImageData(W, H);
+  function drawAxes(ctx, spec, box) {
+    const [x0, x1, y0, y1] = spec.extent;
+    ctx.strokeStyle = "#444"; ctx.lineWidth = 1;
+    ctx.strokeRect(box.x - 0.5, box.y - 0.5, box.w + 1, box.h + 1);
+    ctx.fillStyle = "#222"; ctx.font = FONT; ctx.textAlign = "center"; ctx.textBaseline = "top";
+    ctx.beginPath();
+    spec.xticks.forEach(([v, text]) => {
+      const x = Math.round(box.x + ((v - x0) / (x1 - x0)) * box.w) + 0.5;
+      ctx.moveTo(x, box.y + box.h); ctx.lineTo(x, box.y + box.h + 4);
+      ctx.fillText(text, x, box.y + box.h + 6);
+    });
+    ctx.fillText("x₁", box.x + box.w / 2, box.y + box.h + 22);
+    ctx.textAlign = "right"; ctx.textBaseline = "middle";
+    spec.yticks.forEach(([v, text]) => {
+      const y = Math.round(box.y + box.h - ((v - y0) / (y1 - y0)) * box.h) + 0.5;
+      ctx.moveTo(box.x, y); ctx.lineTo(box.x - 4, y);
+      ctx.fillText(text, box.x - 6, y);
+    });
+    ctx.stroke();
+    ctx.save(); ctx.translate(12, box.y + box.h / 2); ctx.rotate(-Math.PI / 2);
+    ctx.textAlign = "center"; ctx.fillText("x₂", 0, 0); ctx.restore();
+  }
+
+  // A horizontal colour bar under the box: colourAt(t) for t in [0, 1], ticks [t, "text"].
+  function drawColourBar(ctx, box, colourAt, ticks, label) {
+    const top = box.y + box.h + PLANE_MARGIN.bottom + 6, h = 12;
+    for (let i = 0; i < box.w; i++) {
+      ctx.fillStyle = colourAt(i / (box.w - 1));
+      ctx.fillRect(box.x + i, top, 1, h);
+    }
+    ctx.strokeStyle = "#444"; ctx.lineWidth = 1;
+    ctx.strokeRect(box.x - 0.5, top - 0.5, box.w + 1, h + 1);
+    ctx.fillStyle = "#222"; ctx.font = FONT; ctx.textAlign = "center"; ctx.textBaseline = "top";
+    ctx.beginPath();
+    ticks.forEach(([t, text]) => {
+      const x = Math.round(box.x + t * box.w) + 0.5;
+      ctx.moveTo(x, top + h); ctx.lineTo(x, top + h + 4);
+      ctx.fillText(text, x, top + h + 5);
+    });
+    ctx.stroke();
+    ctx.fillText(label, box.x + box.w / 2, top + h + 24);
+  }
+
+  // Bilinear interpolation of an n x n grid (rows up x2) at each pixel of the box.
+  function fillBox(ctx, box, n, values, colour) {
+    const img = ctx.createImageData(box.w, box.h), W = box.w, H = box.h;
     for (let y = 0; y < H; y++) {
       const gy = ((H - 1 - y) / (H - 1)) * (n - 1), j = Math.min(n - 2, Math.floor(gy)), fy = gy - j;
       for (let x = 0; x < W; x++) {
         const gx = (x / (W - 1)) * (n - 1), i = Math.min(n - 2, Math.floor(gx)), fx = gx - i;
-        const v = Math.round((1 - fy) * ((1 - fx) * values[j * n + i] + fx * values[j * n + i + 1])
-          + fy * ((1 - fx) * values[(j + 1) * n + i] + fx * values[(j + 1) * n + i + 1]));
-        const o = 4 * (y * W + x);
-        img.data[o] = lut[3 * v]; img.data[o + 1] = lut[3 * v + 1]; img.data[o + 2] = lut[3 * v + 2];
-        img.data[o + 3] = 255;
+        const v = (1 - fy) * ((1 - fx) * values[j * n + i] + fx * values[j * n + i + 1])
+          + fy * ((1 - fx) * values[(j + 1) * n + i] + fx * values[(j + 1) * n + i + 1]);
+        const rgb = colour(v), o = 4 * (y * W + x);
+        img.data[o] = rgb[0]; img.data[o + 1] = rgb[1]; img.data[o + 2] = rgb[2]; img.data[o + 3] = 255;
       }
     }
-    ctx.putImageData(img, 0, 0);
-    if (points) drawPoints(ctx, points, spec, W, H, test);
+    ctx.putImageData(img, box.x, box.y);
+  }
+
+  function inBox(ctx, box, draw) {
+    ctx.save();
+    ctx.beginPath(); ctx.rect(box.x, box.y, box.w, box.h); ctx.clip();
+    ctx.translate(box.x, box.y);
+    draw();
+    ctx.restore();
+  }
+
+  const PROBA_TICKS = [[0, "0"], [0.1, "0.1"], [0.3, "0.3"], [0.5, "0.5"], [0.7, "0.7"], [0.9, "0.9"], [1, "1"]];
+
+  function drawProba(canvas, logits, n, spec, points, test) {
+    const ctx = canvas.getContext("2d"), box = planeBox(canvas);
+    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, canvas.width, canvas.height);
+    const band = (p) => spec.bands[Math.max(0, Math.min(9, Math.floor(10 * p)))];
+    fillBox(ctx, box, n, logits, (a) => band(1 / (1 + Math.exp(-a))));
+    inBox(ctx, box, () => {
+      ctx.strokeStyle = "#000";
+      spec.levels.forEach((p) => {
+        ctx.lineWidth = p === 0.5 ? 2 : 1;
+        ctx.beginPath();
+        contours(logits, n, Math.log(p / (1 - p)), box.w, box.h).forEach(([[x0, y0], [x1, y1]]) => {
+          ctx.moveTo(x0, y0); ctx.lineTo(x1, y1);
+        });
+        ctx.stroke();
+      });
+      if (points) drawPoints(ctx, points, spec, box.w, box.h, test);
+    });
+    drawAxes(ctx, spec, box);
+    drawColourBar(ctx, box, (t) => { const c = band(t); return `rgb(${c[0]},${c[1]},${c[2]})`; },
+      PROBA_TICKS, "P(y = 1 | x)");
+  }
+
+  function drawScalar(canvas, values, lut, n, spec, panel, points, test) {
+    const ctx = canvas.getContext("2d"), box = planeBox(canvas);
+    ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, canvas.width, canvas.height);
+    fillBox(ctx, box, n, values, (v) => {
+      const k = 3 * Math.round(v);
+      return [lut[k], lut[k + 1], lut[k + 2]];
+    });
+    inBox(ctx, box, () => { if (points) drawPoints(ctx, points, spec, box.w, box.h, test); });
+    drawAxes(ctx, spec, box);
+    const [lo, hi] = panel.range;
+    drawColourBar(ctx, box, (t) => {
+      const k = 3 * Math.round(255 * t);
+      return `rgb(${lut[k]},${lut[k + 1]},${lut[k + 2]})`;
+    }, panel.ticks.map(([v, text]) => [(v - lo) / (hi - lo), text]), panel.title.split(",")[0]);
   }
 
   // --- the evidence heat map -----------------------------------------------------------------
@@ -183,8 +254,9 @@
     if (!figure || !window.DecompressionStream) return;     // the static figure stays
     const blob = await inflate(spec.data);
     const arr = (name) => blob.subarray(spec.arrays[name][0], spec.arrays[name][0] + spec.arrays[name][1]);
-    const n2 = spec.n * spec.n;
     const aspect = (spec.extent[3] - spec.extent[2]) / (spec.extent[1] - spec.extent[0]);
+    const widthSlider = spec.sliders.findIndex((s) => s.key === "l");
+    const s2Slider = spec.sliders.findIndex((s) => s.key === "s2");
 
     const live = el("div", { class: "blc-explorer-live", "data-ready": "0" });
     const controls = el("div", { class: "blc-explorer-controls" });
@@ -204,12 +276,12 @@
     controls.appendChild(el("label", { class: "blc-explorer-slider" }, [el("span", { text: "show " }), select]));
     live.appendChild(controls);
 
-    // The first panel beside the numbers, the others below them.
+    // The first panel beside the numbers (below them on a phone), the others stacked below.
     const top = el("div", { class: "blc-explorer-top" });
     const panels = el("div", { class: "blc-explorer-panels" });
+    const m = PLANE_MARGIN, W = 340, plotW = W - m.left - m.right;
     const canvases = spec.panels.map((p, index) => {
-      const W = p.type === "heat" ? 340 : 320;
-      const H = p.type === "heat" ? 300 : Math.round(320 * aspect);
+      const H = p.type === "heat" ? 300 : m.top + Math.round(plotW * aspect) + m.bottom + m.bar;
       const canvas = el("canvas", { width: String(W), height: String(H), role: "img",
         "data-panel": p.array, "aria-label": p.title });
       const box = el("div", { class: "blc-explorer-panel" + (p.type === "heat" ? " blc-explorer-heat" : "") },
@@ -239,6 +311,8 @@
     table.appendChild(body);
     top.appendChild(table);
     live.appendChild(top);
+    const note = el("p", { class: "blc-explorer-note", role: "status" });
+    live.appendChild(note);
     live.appendChild(panels);
     live.appendChild(el("p", { class: "blc-explorer-key",
       text: "Shading and contours: P(y = 1 | x) at 0.1, 0.3, 0.5 (thick), 0.7, 0.9; " +
@@ -254,14 +328,21 @@
       });
       const shown = select.value === "no" ? null : arr(select.value);
       const test = select.value === "test";
+      // each width's plane has its own points per axis; its frames follow one another by s2
+      const plane = spec.planes[widthSlider < 0 ? 0 : state[widthSlider]], n = plane.n;
+      const start = plane.offset + state[s2Slider] * n * n, stop = start + n * n;
       spec.panels.forEach((p, k) => {
         if (p.type === "heat") drawHeat(canvases[k], p, arr("heat"), lut, state[0], state[1]);
         else if (p.type === "proba") {
-          const codes = arr(p.array).subarray(frame * n2, (frame + 1) * n2);
-          drawProba(canvases[k], decodeLogits(codes, spec), spec, shown, test);
-        } else drawScalar(canvases[k], arr(p.array).subarray(frame * n2, (frame + 1) * n2), lut,
-          spec.n, spec, shown, test);
+          drawProba(canvases[k], decodeLogits(arr(p.array).subarray(start, stop), spec), n, spec,
+            shown, test);
+        } else {
+          const values = arr(p.array).subarray(state[s2Slider] * n * n, (state[s2Slider] + 1) * n * n);
+          drawScalar(canvases[k], values, lut, n, spec, p, shown, test);
+        }
       });
+      note.textContent = plane.note;
+      note.hidden = !plane.note;
       spec.numbers.values[frame].forEach((v, k) => { cells[k].textContent = v; });
       const where = spec.sliders.map((s, k) => `${s.label} = ${s.text[state[k]]}`).join(", ");
       canvases.forEach((c, k) => c.setAttribute("aria-label", `${spec.panels[k].title} at ${where}`));

@@ -15,9 +15,11 @@ from lib._validate import as_labels, as_matrix
 CLASS_COLOURS = ("#0072B2", "#D55E00")        # Okabe-Ito blue and vermillion (as the style sheet)
 #: The book's Matplotlib style sheet (sizes for the text column, colour-blind-safe colours).
 STYLE = Path(__file__).with_name("book.mplstyle")
-#: Largest natural width of a figure, in inches at the style's 100 dpi: shown in the 660 px
-#: column at 1280 px, it keeps at least 60 % of its size.
-MAX_WIDTH_IN = 11.0
+#: Largest natural width of a figure, in inches at the style's 100 dpi: shown in a 390 px phone's
+#: column it keeps at least 60 % of its size (tests/test_chapter_layout.py checks the PNGs).
+MAX_WIDTH_IN = 5.7
+#: Probability levels of the book's contour lines.
+PROBABILITY_LINES = (0.1, 0.3, 0.5, 0.7, 0.9)
 
 
 def use_book_style() -> None:
@@ -89,7 +91,7 @@ def plot_probability_contours(
     extent=None,
     filled: bool = False,
     title: str | None = None,
-    clabel_fontsize: float = 8,
+    clabel_fontsize: float = 10,
 ):
     """Contours of ``P(y = 1 | x)`` over the input plane, with the data on top.
 
@@ -116,9 +118,7 @@ def plot_probability_contours(
     G1, G2, pts = input_grid(X, n=n, extent=extent)
     P = np.asarray(predict(pts)).reshape(G1.shape)
     if filled:
-        # cividis: its lightness rises with P, so the shading reads in greyscale and for
-        # colour-blind readers (dark blue near 0, yellow near 1)
-        ax.contourf(G1, G2, P, levels=np.linspace(0, 1, 11), cmap="cividis", alpha=0.35)
+        _shade(ax, G1, G2, P)
     cs = ax.contour(G1, G2, P, levels=list(levels), colors="k", linewidths=1.0)
     ax.clabel(cs, fmt="%.1f", fontsize=clabel_fontsize)
     if y is not None:
@@ -128,6 +128,62 @@ def plot_probability_contours(
     if title:
         ax.set_title(title)
     return ax
+
+
+def relabel_where_room(ax, predict, X, *, n: int = 200, fontsize: float = 10):
+    """Redraw the contour lines :func:`plot_probability_contours` drew on ``ax`` unbroken, and
+    label them only where no other label or other level's line runs into the label: where the
+    contours crowd, labels cannot be read. ``predict``, ``X`` and ``n`` as given to it."""
+    from matplotlib.contour import ContourSet
+
+    ax.figure.canvas.draw()                    # the labels' boxes exist once drawn
+    cs = next(c for c in ax.collections if isinstance(c, ContourSet) and not c.filled)
+    lines = [cs.get_transform().transform(p.vertices) for p in cs.get_paths()]
+    keep, boxes = [], []
+    for text, value in zip(cs.labelTexts, cs.labelCValues):
+        box = text.get_window_extent().padded(2)
+        own = np.argmin(np.abs(cs.levels - value))
+        crossed = any(box.count_contains(v) for j, v in enumerate(lines) if j != own and len(v))
+        if not crossed and not any(box.overlaps(b) for b in boxes):
+            keep.append(text.get_position())
+            boxes.append(box)
+    levels = list(cs.levels)
+    cs.remove()                                # with its labels
+    G1, G2, pts = input_grid(X, n=n)
+    P = np.asarray(predict(pts)).reshape(G1.shape)
+    redrawn = ax.contour(G1, G2, P, levels=levels, colors="k", linewidths=1.0)
+    if keep:
+        ax.clabel(redrawn, fmt="%.1f", fontsize=fontsize, manual=keep)
+    return ax
+
+
+def _shade(ax, G1, G2, P):
+    # cividis: its lightness rises with P, so the shading reads in greyscale and for
+    # colour-blind readers (dark blue near 0, yellow near 1)
+    return ax.contourf(G1, G2, P, levels=np.linspace(0, 1, 11), cmap="cividis", alpha=0.35)
+
+
+def shade_probability(ax, G1, G2, P, *, lines=PROBABILITY_LINES, linewidths=1.0):
+    """``P(y = 1 | x)`` on a grid, shaded in ten bands, with unlabelled contour lines at ``lines``,
+    read on :func:`probability_colorbar` (where labels would collide or sit on the data).
+
+    ``G1``, ``G2`` and ``P`` have the grid's shape (from :func:`input_grid`); ``linewidths`` is
+    one width or one per line. Returns the shading, for the colour bar.
+    """
+    shade = _shade(ax, G1, G2, P)
+    ax.contour(G1, G2, P, levels=list(lines), colors="k", linewidths=linewidths)
+    return shade
+
+
+def probability_colorbar(fig, shade, ax, *, lines=PROBABILITY_LINES, linewidths=1.0,
+                         label=r"$P(y = 1 \mid \mathbf{x})$"):
+    """A colour bar under ``ax`` (one Axes or several) for :func:`shade_probability`'s
+    ``shade``, with the contour lines at ``lines`` marked on it; returns the colour bar."""
+    widths = np.broadcast_to(np.asarray(linewidths, dtype=float), (len(lines),)).tolist()
+    bar = fig.colorbar(shade, ax=ax, location="bottom", shrink=0.9, aspect=30, pad=0.01,
+                       ticks=(0, *lines, 1), format="%g", label=label)
+    bar.add_lines(list(lines), colors=["k"] * len(lines), linewidths=widths)
+    return bar
 
 
 def _log_ticks(values):
@@ -190,7 +246,7 @@ def plot_grid_heatmap(ax, table, value: str, *, best=None, annotate: bool = Fals
         j = int(np.argmin(np.abs(np.log(grid.columns.to_numpy()) - np.log(best[1]))))
         ax.plot(j + 0.5, i + 0.5, marker="*", markersize=16, color="white", markeredgecolor="black",
                 linestyle="none", label="highest evidence")
-        ax.legend(loc="upper left", fontsize=8, framealpha=0.9)
+        ax.legend(loc="upper left", framealpha=0.9)
     ax.set_xlabel("RBF width $l$")
     ax.set_ylabel("prior variance $s^2$")
     if title:

@@ -168,12 +168,18 @@ const headings = Array.from(article.querySelectorAll("h1, h2, h3, h4, h5, h6"))
 return {parts: placed, headings, links};
 """
 
+_CUT = """
+// The first n characters, whole: math italic letters are surrogate pairs, and a lone half is not
+// a string WebDriver can return.
+const cut = (text, n) => Array.from(text).slice(0, n).join("");
+"""
+
 # In print emulation at the printable width: a display equation or a table wider than its column
 # is set in a smaller font until it fits (MathJax's output and a table scale with their font).
 # Then every element whose right edge passes the text column is reported, but for what is clipped
 # on purpose (inside an element that clips its overflow and itself fits) and MathJax's hidden
 # copy of each formula for screen readers.
-_FIT = """
+_FIT = _CUT + """
 const article = document.querySelector(".bd-article");
 const shrunk = [];
 const fit = (el, box) => {
@@ -182,7 +188,7 @@ const fit = (el, box) => {
     if (need <= room + 0.5) return;
     const size = parseFloat(getComputedStyle(el).fontSize);
     el.style.setProperty("font-size", (size * room / need * 0.98).toFixed(2) + "px", "important");
-    if (i === 0) shrunk.push(el.tagName.toLowerCase() + " " + (el.textContent || "").trim().slice(0, 60));
+    if (i === 0) shrunk.push(el.tagName.toLowerCase() + " " + cut((el.textContent || "").trim(), 60));
   }
 };
 for (const el of article.querySelectorAll('mjx-container[display="true"]')) fit(el, el.parentNode);
@@ -202,7 +208,7 @@ for (const el of article.querySelectorAll("table")) {
 return shrunk;
 """
 
-_OVERFLOW = """
+_OVERFLOW = _CUT + """
 const article = document.querySelector(".bd-article");
 const right = article.getBoundingClientRect().right - parseFloat(getComputedStyle(article).paddingRight);
 const left = article.getBoundingClientRect().left + parseFloat(getComputedStyle(article).paddingLeft);
@@ -223,7 +229,7 @@ const walk = el => {
     if (r.width > 0 && (r.right > right + 1 || r.left < left - 1)) {
       wide.push({tag, cls: typeof child.className === "string" ? child.className : "",
                  width: Math.round(r.width), over: Math.round(Math.max(r.right - right, left - r.left)),
-                 text: (child.textContent || "").replace(/\\s+/g, " ").trim().slice(0, 80),
+                 text: cut((child.textContent || "").replace(/\\s+/g, " ").trim(), 80),
                  where: (child.closest("section[id]") || {}).id || ""});
       continue;                       // its children are part of the same finding
     }
@@ -236,7 +242,7 @@ const walk = el => {
           && !child.closest("figure, .blc-explorer"))
         wide.push({tag, cls: typeof child.className === "string" ? child.className : "",
                    width: Math.round(r.width), over: child.scrollWidth - child.clientWidth,
-                   text: "clipped: " + (child.textContent || "").replace(/\\s+/g, " ").trim().slice(0, 70),
+                   text: "clipped: " + cut((child.textContent || "").replace(/\\s+/g, " ").trim(), 70),
                    where: (child.closest("section[id]") || {}).id || ""});
       continue;
     }

@@ -1,7 +1,9 @@
-"""lib.book.display: small numbers printed so that they reproduce on any machine."""
+"""lib.book.display: small numbers printed so that they reproduce on any machine, and numbers
+printed for reading."""
 import numpy as np
 import pytest
 
+from lib.book import display
 from lib.book.display import small
 
 
@@ -27,3 +29,17 @@ def test_small(value, kwargs, text):
 def test_small_rejects_bad_input(value, kwargs, exc, match):
     with pytest.raises(exc, match=match):
         small(value, **kwargs)
+
+
+def test_numbers_are_printed_for_reading():
+    r = display.readable
+    assert [r(v) for v in (1e4, 1e-4, 1e8, 100.0, 1.0, 0.01)] == [
+        "10⁴", "10⁻⁴", "10⁸", "100", "1", "0.01"]
+    nb = display.THOUSANDS
+    assert [r(v) for v in (4786.3, 4638.941, 28081.42, 999.7)] == [
+        f"4{nb}786", f"4{nb}639", f"28{nb}081", f"1{nb}000"]
+    assert [r(v) for v in (0.0057544, 0.15, 13.18, 356.6, -0.6931)] == [
+        "0.00575", "0.150", "13.2", "357", "-0.693"]
+    assert r(3.2e-6) == "3.20 × 10⁻⁶" and r(0) == "0"
+    with pytest.raises(ValueError, match="finite"):
+        r(float("nan"))

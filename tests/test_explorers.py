@@ -26,7 +26,7 @@ import test_browser  # noqa: E402  (its Chromium options, page settling and netw
 from test_browser import browser  # noqa: E402,F401  (the module-scoped Chromium fixture)
 
 import lib  # noqa: E402
-from lib.book import explorer  # noqa: E402
+from lib.book import display, explorer  # noqa: E402
 
 # The explorer's state: whether it started, its frame, slider positions, numbers shown, and a
 # hash of each canvas's pixels.
@@ -162,8 +162,8 @@ def test_predictive_numbers_are_the_laplace_fit_at_two_settings(opened, browser,
         band = lambda a: f"{np.sum((lib.sigmoid(a) > 0.3) & (lib.sigmoid(a) < 0.7))}"
         expected = {
             "log evidence": f"{post.log_evidence:.2f}",
-            "median σ_a²": explorer.readable(np.median(var)),
-            "largest σ_a²": explorer.readable(var.max()),
+            "median σ_a²": display.readable(np.median(var)),
+            "largest σ_a²": display.readable(var.max()),
             "smallest ρ": f"{1 / np.sqrt(1 + lib.PROBIT_SCALE**2 * var.max()):.2f}",
             "MAP: 0.3 < p < 0.7": band(a_map), "predictive: 0.3 < p < 0.7": band(a_pred),
             "test log-lik., MAP": f"{lib.average_log_likelihood_logits(a_map, y_test):.3f}",
@@ -269,20 +269,6 @@ def test_a_width_too_narrow_to_draw_shows_the_classifier_between_the_points():
         fields, [["x"]], X, y, X, y, figure="f", initial=100.0, labels=["a"], keys=["a"],
         var_range=(-3, 1)))
     assert "too narrow to draw" in page["planes"][0]["note"]
-
-
-def test_numbers_are_printed_for_reading():
-    r = explorer.readable
-    assert [r(v) for v in (1e4, 1e-4, 1e8, 100.0, 1.0, 0.01)] == [
-        "10⁴", "10⁻⁴", "10⁸", "100", "1", "0.01"]
-    nb = explorer.THOUSANDS
-    assert [r(v) for v in (4786.3, 4638.941, 28081.42, 999.7)] == [
-        f"4{nb}786", f"4{nb}639", f"28{nb}081", f"1{nb}000"]
-    assert [r(v) for v in (0.0057544, 0.15, 13.18, 356.6, -0.6931)] == [
-        "0.00575", "0.150", "13.2", "357", "-0.693"]
-    assert r(3.2e-6) == "3.20 × 10⁻⁶" and r(0) == "0"
-    with pytest.raises(ValueError, match="finite"):
-        r(float("nan"))
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ Each width gets the plane its bumps need (:func:`plane_size`): a grid step no la
 width, up to ``N_MAX`` points per axis. A width narrower than that cannot be drawn: its plane
 shows the classifier between the training points, where every bump has faded
 (:func:`plane_fields`), and the page says so. Numbers are printed for reading
-(:func:`readable`: ``10⁴``, ``4 790``, ``0.00575``), and :func:`bundle` pairs an explorer's
+(:func:`lib.book.display.readable`: ``10⁴``, ``4 790``, ``0.00575``), and :func:`bundle` pairs an explorer's
 ``text/html`` with a ``text/plain`` table of the numbers it shows (:func:`readout_text`), which
 the chapters' regression test (nbval) compares.
 """
@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from lib._validate import as_labels, as_matrix
+from lib.book.display import readable
 
 #: Probability levels of the contour lines (as :func:`lib.book.plots.plot_probability_contours`).
 LEVELS = (0.1, 0.3, 0.5, 0.7, 0.9)
@@ -46,39 +47,6 @@ N_MAX = 128
 #: Beyond this many widths from its centre a bump has faded (``exp(-4^2 / 2)``: 3e-4 of its
 #: weight).
 FADED = 4.0
-#: Thousands separator of :func:`readable` (a narrow no-break space, as the SI writes 4 790).
-THOUSANDS = "\u202f"
-_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def readable(value, digits: int = 3) -> str:
-    """``value`` printed for reading: to ``digits`` significant figures without an exponent,
-    whole numbers from 1 000 up with a narrow space between thousands (``4 639``), whole powers
-    of ten as ``10⁴`` from ``10⁴`` up and ``10⁻⁴`` down and plainly in between (``0.01``,
-    ``1 000``); below ``0.0001`` as ``a × 10⁻ᵏ``.
-
-    >>> [readable(v) for v in (1e4, 4638.941, 0.0057544, 0.15, 1.0, 1e-4, 3.2e-6)]
-    ['10⁴', '4\\u202f639', '0.00575', '0.150', '1', '10⁻⁴', '3.20 × 10⁻⁶']
-    """
-    v = float(value)
-    if not np.isfinite(v):
-        raise ValueError(f"value must be finite, got {value!r}")
-    if v == 0:
-        return "0"
-    sign, v = ("-" if v < 0 else ""), abs(v)
-    k = int(np.round(np.log10(v)))
-    power = np.isclose(v, 10.0**k, rtol=1e-9, atol=0)
-    if power and abs(k) >= 4:
-        return f"{sign}10{str(k).translate(_SUPERSCRIPT)}"
-    if power:
-        return sign + f"{10.0**k:,.{max(0, -k)}f}".replace(",", THOUSANDS)
-    if v >= 999.5:                                     # whole numbers: 4 639, 28 081
-        return sign + f"{v:,.0f}".replace(",", THOUSANDS)
-    v = float(f"{v:.{digits}g}")                       # rounded to the digits shown
-    e = int(np.floor(np.log10(v)))
-    if e < -4:
-        return f"{sign}{v / 10.0**e:.{digits - 1}f} × 10{str(e).translate(_SUPERSCRIPT)}"
-    return f"{sign}{v:.{max(0, digits - 1 - e)}f}"
 
 
 def encode_logits(a) -> np.ndarray:

@@ -108,3 +108,51 @@ def test_errata_sources_are_told_by_the_first_sentence():
     }
     for text, source in cases.items():
         assert module._source_of(text) == source, text
+
+
+def _prose(page: str) -> str:
+    """The article's running text as rendered: no code, tables, math or scripts."""
+    from html.parser import HTMLParser
+
+    skip_tags = {"pre", "code", "table", "script", "style", "nav"}
+
+    class Prose(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.depth, self.stack, self.out = 0, [], []
+
+        def handle_starttag(self, tag, attrs):
+            if tag in ("br", "img", "hr", "meta", "link", "input"):
+                return
+            classes = (dict(attrs).get("class") or "").split()
+            skipped = tag in skip_tags or "math" in classes or "headerlink" in classes
+            self.stack.append(skipped)
+            self.out.append(" § " if skipped and not self.depth else " ")   # what was left out
+            self.depth += skipped
+
+        def handle_endtag(self, tag):
+            if tag in ("br", "img", "hr", "meta", "link", "input") or not self.stack:
+                return
+            self.depth -= self.stack.pop()
+            self.out.append(" ")
+
+        def handle_data(self, data):
+            if not self.depth:
+                self.out.append(re.sub(r"\\\(.*?\\\)", " § ", data))
+
+    parser = Prose()
+    parser.feed(page.split("<article", 1)[-1].split("</article>", 1)[0])
+    return "".join(parser.out)
+
+
+def test_no_word_doubled_as_rendered(book_build):
+    """A cross-reference renders its target's title ("Exercise 7.2", "Fig. 3.1"): prose that
+    names the kind before it reads "exercise Exercise 7.2". No word twice in a row on any page."""
+    _, html = book_build
+    doubled = re.compile(r"\b([A-Za-z]{3,})\s+\1\b", re.IGNORECASE)
+    found = {}
+    for page in sorted((html / "chapters").glob("*.html")):
+        hits = [m.group(0) for m in doubled.finditer(_prose(page.read_text()))]
+        if hits:
+            found[page.name] = hits
+    assert not found, found

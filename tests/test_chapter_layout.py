@@ -8,11 +8,13 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from lib.book.plots import MAX_WIDTH_IN
+
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted(p.stem for p in (ROOT / "chapters").glob("*.ipynb"))
-#: A figure at most this wide (5.7 in at the style's 100 dpi, plus bbox_inches="tight"'s margin)
-#: shows at >= 60 % of its natural size in a 390 px phone's 370 px column (book.css).
-MAX_FIGURE_PX = 590
+#: A figure at most this wide (MAX_WIDTH_IN at the style's 100 dpi, plus bbox_inches="tight"'s
+#: margin) shows at >= 60 % of its natural size in a 390 px phone's column (book.css).
+MAX_FIGURE_PX = round(MAX_WIDTH_IN * 100) + 20
 #: Visible code lines at most this long (comments included): they fit the desktop column, and on a
 #: phone they scroll a short way, behind the book's scroll cue.
 MAX_CODE_LINE = 72
@@ -59,3 +61,16 @@ def test_visible_code_lines_are_short(name):
             if cell.cell_type == "code" and not FOLDED & set(cell.metadata.get("tags", []))
             for line in cell.source.splitlines() if len(line) > MAX_CODE_LINE]
     assert not long, f"{len(long)} visible code lines over {MAX_CODE_LINE} characters: {long[:8]}"
+
+
+#: Visible code cells at most this many lines: one idea per cell, prose between cells.
+MAX_CELL_LINES = 15
+
+
+@pytest.mark.parametrize("name", CHAPTERS)
+def test_visible_code_cells_are_short(name):
+    long = [(i, len(cell.source.rstrip("\n").splitlines()))
+            for i, cell in enumerate(_cells(name))
+            if cell.cell_type == "code" and not FOLDED & set(cell.metadata.get("tags", []))
+            and len(cell.source.rstrip("\n").splitlines()) > MAX_CELL_LINES]
+    assert not long, f"visible code cells over {MAX_CELL_LINES} lines (cell, lines): {long}"

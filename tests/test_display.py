@@ -43,3 +43,21 @@ def test_numbers_are_printed_for_reading():
     assert r(3.2e-6) == "3.20 × 10⁻⁶" and r(0) == "0"
     with pytest.raises(ValueError, match="finite"):
         r(float("nan"))
+
+
+def test_bounds_are_rounded_outward():
+    assert [display.upper(v, d) for v, d in ((0.1724, 2), (0.0430, 2), (0.00381, 4), (0.17, 2),
+                                             (-8.344, 2), (0.010936, 4))] == [
+        "0.18", "0.05", "0.0039", "0.17", "-8.34", "0.0110"]
+    assert [display.lower(v, d) for v, d in ((21.7, 0), (-4.750, 1), (0.5, 1))] == [
+        "21", "-4.8", "0.5"]
+    for v in np.random.default_rng(0).normal(size=200) * 10.0 ** np.arange(-4, 4).repeat(25):
+        assert float(display.upper(v, 3)) >= v >= float(display.lower(v, 3))
+
+
+@pytest.mark.parametrize("func", [display.upper, display.lower])
+def test_bounds_reject_bad_input(func):
+    with pytest.raises(ValueError, match="finite"):
+        func(np.inf)
+    with pytest.raises(ValueError, match="decimals"):
+        func(1.0, -1)

@@ -78,3 +78,42 @@ def readable(value, digits: int = 3) -> str:
     if e < -4:
         return f"{sign}{v / 10.0**e:.{digits - 1}f} × 10{str(e).translate(_SUPERSCRIPT)}"
     return f"{sign}{v:.{max(0, digits - 1 - e)}f}"
+
+
+def _rounded(value, decimals: int, rounding: str) -> str:
+    import decimal
+
+    v = float(value)
+    if not np.isfinite(v):
+        raise ValueError(f"value must be finite, got {value!r}")
+    if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral) or decimals < 0:
+        raise ValueError(f"decimals must be a whole number >= 0, got {decimals!r}")
+    shortest = decimal.Decimal(repr(v))               # the shortest text that reads back as v
+    return str(shortest.quantize(decimal.Decimal(1).scaleb(-int(decimals)), rounding=rounding))
+
+
+def upper(value, decimals: int = 2) -> str:
+    """``value`` rounded *up* to ``decimals`` places: the text of an upper bound.
+
+    A bound glued into prose ("no activation exceeds 0.18", "at most 0.0039", "within 0.05")
+    must hold for the value it bounds; rounding to nearest can print 0.17 for 0.1724, which makes
+    the sentence false. Use :func:`upper` after "at most", "below", "within", "exceeds", "under",
+    and :func:`lower` after "at least", "above"; for a magnitude, pass ``abs(value)``.
+
+    >>> upper(0.1724), upper(0.00381, 4), upper(-8.344, 2), upper(0.17, 2)
+    ('0.18', '0.0039', '-8.34', '0.17')
+    """
+    import decimal
+
+    return _rounded(value, decimals, decimal.ROUND_CEILING)
+
+
+def lower(value, decimals: int = 2) -> str:
+    """``value`` rounded *down* to ``decimals`` places: the text of a lower bound ("at least").
+
+    >>> lower(21.7, 0), lower(-4.7501, 2), lower(0.5, 1)
+    ('21', '-4.76', '0.5')
+    """
+    import decimal
+
+    return _rounded(value, decimals, decimal.ROUND_FLOOR)

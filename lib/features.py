@@ -62,12 +62,22 @@ def squared_distances(X, centres) -> np.ndarray:
     -------
     ndarray, shape (N, C)
     """
+    return _squared_distances(*_inputs_and_centres(X, centres))
+
+
+def _inputs_and_centres(X, centres):
+    """``X`` and ``centres`` checked: designs with the same number of columns."""
     X = as_design(X, "X")
     centres = as_design(centres, "centres")
     if centres.shape[1] != X.shape[1]:
         raise ValueError(
             f"centres must have the same number of columns as X ({X.shape[1]}), got shape {centres.shape}"
         )
+    return X, centres
+
+
+def _squared_distances(X, centres) -> np.ndarray:
+    """:func:`squared_distances` on checked inputs (no checks)."""
     d2 = (X**2).sum(1)[:, None] + (centres**2).sum(1)[None, :] - 2.0 * X @ centres.T
     return np.maximum(d2, 0.0)
 
@@ -90,7 +100,12 @@ def rbf_features(X, centres, width) -> np.ndarray:
         The last column is the bias (all ones). Values below :data:`FLUSH_BELOW` are 0.
     """
     width = check_width(width, "width")
-    d2 = squared_distances(X, centres)
+    return _rbf_features(*_inputs_and_centres(X, centres), width)
+
+
+def _rbf_features(X, centres, width) -> np.ndarray:
+    """:func:`rbf_features` on checked inputs (no checks)."""
+    d2 = _squared_distances(X, centres)
     Phi = np.ones((d2.shape[0], d2.shape[1] + 1))     # last column: the bias
     Phi[:, :-1] = rbf_from_squared_distances(d2, width)
     return Phi

@@ -48,6 +48,10 @@ class LaplacePosterior:
         ``L(w_map)`` on the training data.
     n_iter : int
         Newton iterations used.
+    likelihood : lib.likelihood.Likelihood
+        The likelihood it was fitted with (:data:`lib.likelihood.LOGISTIC` by default): every
+        function that scores the posterior (:mod:`lib.predictive`, :mod:`lib.scores`) uses its
+        link, so a probit fit is never scored as a logistic one.
     """
 
     w_map: np.ndarray
@@ -55,6 +59,7 @@ class LaplacePosterior:
     s2: float
     log_likelihood: float
     n_iter: int
+    likelihood: Likelihood = LOGISTIC
 
     @property
     def n_weights(self) -> int:
@@ -269,8 +274,12 @@ def _step_negligible(Phi, w, step, tol) -> bool:
     return bool(np.max(np.abs(Phi @ step)) <= tol * (1.0 + np.max(np.abs(Phi @ w))))
 
 
+#: Newton's default relative tolerance on the step (:func:`fit_laplace`).
+NEWTON_TOL = 1e-10
+
+
 def fit_laplace(
-    Phi, y, s2, *, w0=None, tol: float = 1e-10, max_iter: int = 100,
+    Phi, y, s2, *, w0=None, tol: float = NEWTON_TOL, max_iter: int = 100,
     likelihood: Likelihood = LOGISTIC,
 ) -> LaplacePosterior:
     """MAP by Newton's method, then the Laplace approximation at the mode.
@@ -314,11 +323,16 @@ def fit_laplace(
     N, M = Phi.shape
     y = as_labels(y, "y", length=N)
     s2 = _prior_variances(s2, M)
-    lik = as_likelihood(likelihood)
-    tol = positive_scalar(tol, "tol")
-    max_iter = positive_int(max_iter, "max_iter")
+    w0 = None if w0 is None else as_vector(w0, "w0", length=M)
+    return _fit_laplace(Phi, y, s2, w0, positive_scalar(tol, "tol"),
+                        positive_int(max_iter, "max_iter"), as_likelihood(likelihood))
+
+
+def _fit_laplace(Phi, y, s2, w0, tol, max_iter, lik) -> LaplacePosterior:
+    """:func:`fit_laplace` on checked arguments (lib's internal callers; no checks)."""
+    M = Phi.shape[1]
     # Line 2 of R&W algorithm 3.1: f = 0; here w = 0, or a warm start
-    w = np.zeros(M) if w0 is None else as_vector(w0, "w0", length=M).copy()
+    w = np.zeros(M) if w0 is None else np.array(w0, dtype=float)
 
     def psi_at(w):
         # Psi = L + log prior up to a constant (= log_posterior_from_activations, logistic)
@@ -347,7 +361,8 @@ def fit_laplace(
     # W and L at the mode, for line 10 (LaplacePosterior.log_evidence) and the predictive
     L = _cholesky_of_precision(_precision_from_curvature(lik.curvature(a, y), Phi, s2), s2)
     return LaplacePosterior(
-        w_map=w, chol=L, s2=s2, log_likelihood=lik.log_likelihood(a, y), n_iter=it
+        w_map=w, chol=L, s2=s2, log_likelihood=lik.log_likelihood(a, y), n_iter=it,
+        likelihood=lik,
     )
 
 

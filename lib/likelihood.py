@@ -30,7 +30,12 @@ def sigmoid(a) -> np.ndarray:
 
 def log_sigmoid(a) -> np.ndarray:
     """``log sigma(a) = -log(1 + exp(-a))``, stable for every real ``a``."""
-    return -np.logaddexp(0.0, -real_values(a, "a"))
+    return _log_sigmoid(real_values(a, "a"))
+
+
+def _log_sigmoid(a) -> np.ndarray:
+    """:func:`log_sigmoid` without the check, for lib's hot paths on checked arrays."""
+    return -np.logaddexp(0.0, -a)
 
 
 def label_log_probs(a, y) -> np.ndarray:
@@ -52,7 +57,7 @@ def label_log_probs(a, y) -> np.ndarray:
     -------
     ndarray, shape (N,)
     """
-    return log_sigmoid(np.where(y == 1, a, -a))
+    return _log_sigmoid(np.where(y == 1, a, -a))
 
 
 def log_likelihood_from_activations(a, y) -> float:
@@ -98,7 +103,7 @@ def gradient(w, Phi, y) -> np.ndarray:
     ndarray, shape (M,)
     """
     w, Phi, y = as_weights_design_labels(w, Phi, y)
-    return Phi.T @ (y - sigmoid(Phi @ w))
+    return Phi.T @ (y - expit(Phi @ w))
 
 
 def hessian(w, Phi, y) -> np.ndarray:
@@ -178,6 +183,15 @@ class Likelihood:
         ``dW_nn / da_n = -d^3 log p(y_n | a_n) / da_n^3`` per point, what the gradient of the
         Laplace evidence in the hyper-parameters needs (:mod:`lib.hyper.gradient`, eq. E2).
 
+    And what scoring a fitted posterior needs, so that a posterior is always scored with the
+    likelihood it was fitted with (:attr:`lib.laplace.LaplacePosterior.likelihood`):
+
+    ``logits(a)``
+        the log-odds ``log p(y=1 | a) - log p(y=0 | a)`` of the plug-in classifier at ``a``;
+    ``predictive_logits(mu, var)``
+        the log-odds of the predictive ``E[p(y=1 | a)]``, ``a ~ N(mu, var)``: the probit
+        approximation for the logistic likelihood, exact for the probit one.
+
     No input checks (hot paths). :data:`LOGISTIC` is the book's model; the probit (erfc)
     likelihood of Barrett's note is :data:`lib.models.probit.PROBIT`.
     """
@@ -187,6 +201,8 @@ class Likelihood:
     gradient: Callable[[np.ndarray, np.ndarray], np.ndarray]
     curvature: Callable[[np.ndarray, np.ndarray], np.ndarray]
     curvature_derivative: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    logits: Callable[[np.ndarray], np.ndarray]
+    predictive_logits: Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 def as_likelihood(value, name: str = "likelihood") -> Likelihood:
@@ -204,12 +220,12 @@ def logistic_curvature(a) -> np.ndarray:
     :mod:`lib.fastgrid` uses the equal form ``sigma(a) sigma(-a)``, which does not round to
     zero at large ``|a|``.
     """
-    s = sigmoid(a)
+    s = expit(a)
     return s * (1.0 - s)
 
 
 def _logistic_gradient(a, y) -> np.ndarray:
-    return y - sigmoid(a)
+    return y - expit(a)
 
 
 def _logistic_curvature(a, y) -> np.ndarray:
@@ -218,12 +234,27 @@ def _logistic_curvature(a, y) -> np.ndarray:
 
 def _logistic_curvature_derivative(a, y) -> np.ndarray:
     # dW/da = sigma (1 - sigma)(1 - 2 sigma), the same for both labels
-    return logistic_curvature(a) * (1.0 - 2.0 * sigmoid(a))
+    return logistic_curvature(a) * (1.0 - 2.0 * expit(a))
+
+
+def _identity(a) -> np.ndarray:
+    return a
+
+
+def moderate(mu, var) -> np.ndarray:
+    """``mu / sqrt(1 + pi var / 8)``: the logits of the probit approximation (no checks).
+
+    Book eq. ``eq-probit``: ``E[sigma(a)] ~= sigma(rho mu)``, ``rho = (1 + lambda^2 var)^{-1/2}``,
+    ``lambda^2 = pi / 8`` (eq. ``eq-probit-scale``). The per-grid-point hot path
+    (:func:`lib.scores.activation_scores`); :func:`lib.predictive.probit_logits` checks its input.
+    """
+    return mu / np.sqrt(1.0 + np.pi * var / 8.0)
 
 
 #: The logistic likelihood ``p(y = 1 | a) = sigma(a)``: ``W_nn = sigma_n (1 - sigma_n)``,
-#: ``dW_nn/da_n = sigma_n (1 - sigma_n)(1 - 2 sigma_n)``.
+#: ``dW_nn/da_n = sigma_n (1 - sigma_n)(1 - 2 sigma_n)``; its logits are ``a`` and its
+#: predictive's the probit approximation's ``rho mu``.
 LOGISTIC = Likelihood(
     "logistic", log_likelihood_from_activations, _logistic_gradient, _logistic_curvature,
-    _logistic_curvature_derivative,
+    _logistic_curvature_derivative, _identity, moderate,
 )

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
+from scipy.special import expit
 
 from scipy.linalg import eigh
 from scipy.sparse.linalg import LinearOperator, eigsh
@@ -121,7 +122,7 @@ def fit_ml(
         idx = None if batches is None else next(batches)
         Pb, yb = (Phi, y) if idx is None else (Phi[idx], y[idx])   # full batch: Phi, no copy
         # Algorithm 1, update line: w <- w + eta * Phi_B^T (y_B - s(Phi_B w)).
-        w += eta * (Pb.T @ (yb - sigmoid(Pb @ w)))
+        w += eta * (Pb.T @ (yb - expit(Pb @ w)))
         if k % record_every == 0 or k == n_steps:
             history.record(k, w)
             if tol is not None and history.last_change() < tol:

@@ -16,11 +16,12 @@ weight-space form (the comments at its lines cite the algorithm's).
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 from scipy.linalg import solve_triangular
 
 from lib._validate import as_design, as_nonnegative, as_vector
 from lib.laplace import LaplacePosterior
-from lib.likelihood import sigmoid
+from lib.likelihood import moderate, sigmoid
 
 #: The probit approximation's scale ``lambda = sqrt(pi / 8)``: ``sigma(a) ~= N(lambda a)``.
 PROBIT_SCALE = float(np.sqrt(np.pi / 8.0))
@@ -45,7 +46,11 @@ def activation_moments(posterior: LaplacePosterior, Phi) -> tuple[np.ndarray, np
     mu : ndarray, shape (N,)
     var : ndarray, shape (N,)
     """
-    Phi = _design(posterior, Phi)
+    return _activation_moments(posterior, _design(posterior, Phi))
+
+
+def _activation_moments(posterior: LaplacePosterior, Phi) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`activation_moments` on a checked posterior and design (no checks)."""
     # Line 4 of R&W algorithm 3.2: mean = k_*^T grad log p(y | f_hat); here mu_a = phi.w_MAP
     mu = Phi @ posterior.w_map
     # Line 5: v = L \ (W^1/2 k_*); here V = L^{-1} Phi^T with A = L L^T
@@ -77,19 +82,10 @@ def probit_logits(mu, var) -> np.ndarray:
     return moderate(mu, var)
 
 
-def moderate(mu, var) -> np.ndarray:
-    """``mu / sqrt(1 + pi var / 8)``, the unchecked core of :func:`probit_logits`.
-
-    No input checks: the per-grid-point hot path (:func:`lib.scores.activation_scores`).
-    """
-    # Book eq. eq-probit: rho = (1 + lambda^2 var)^{-1/2}, lambda^2 = pi / 8 (eq. eq-probit-scale)
-    return mu / np.sqrt(1.0 + np.pi * var / 8.0)
-
-
 def probit_approximation(mu, var) -> np.ndarray:
     """``sigma(mu / sqrt(1 + pi var / 8))``, the probit approximation of ``E[sigma(a)]``, ``a ~ N(mu, var)``."""
     # Line 7 of R&W algorithm 3.2 (the averaged probability), approximated by book eq. eq-probit
-    return sigmoid(probit_logits(mu, var))
+    return expit(probit_logits(mu, var))
 
 
 #: Most evaluations of the logistic :func:`logistic_gaussian_expectation` makes (its cost).
@@ -127,25 +123,33 @@ def logistic_gaussian_expectation(mu, var) -> np.ndarray:
     chunk = max(1, 2_000_000 // z.size)
     for i in range(0, mu.size, chunk):
         a = mu[i : i + chunk, None] + sd[i : i + chunk, None] * z[None, :]
-        out[i : i + chunk] = sigmoid(a) @ weights
+        out[i : i + chunk] = expit(a) @ weights
     return out
 
 
 def predictive_logits(posterior: LaplacePosterior, Phi) -> np.ndarray:
-    """Logits ``rho mu_a`` of the probit-approximated predictive, shape (N,)."""
-    return probit_logits(*activation_moments(posterior, Phi))
+    """Log-odds of the predictive ``P(y=1 | phi, data)`` under the Laplace posterior, shape (N,).
+
+    With the posterior's own likelihood (:attr:`LaplacePosterior.likelihood`): for the logistic
+    one the probit approximation's ``rho mu_a`` (book eq. ``eq-probit``); for the probit one the
+    exact ``N(mu_a / sqrt(1/2 + sigma_a^2))`` as log-odds.
+    """
+    mu, var = activation_moments(posterior, Phi)    # checks posterior first
+    return posterior.likelihood.predictive_logits(mu, var)
 
 
 def predictive_proba(posterior: LaplacePosterior, Phi) -> np.ndarray:
-    """Probit-approximated predictive ``P(y=1 | phi, data)``, shape (N,)."""
-    return sigmoid(predictive_logits(posterior, Phi))
+    """Predictive ``P(y=1 | phi, data)`` under the Laplace posterior (:func:`predictive_logits`), shape (N,)."""
+    return expit(predictive_logits(posterior, Phi))
 
 
 def map_logits(posterior: LaplacePosterior, Phi) -> np.ndarray:
-    """Plug-in MAP logits ``Phi w_MAP``, shape (N,)."""
-    return _design(posterior, Phi) @ posterior.w_map
+    """Log-odds of the plug-in MAP classifier, shape (N,): ``Phi w_MAP`` for the logistic
+    likelihood, the posterior's own likelihood's log-odds at ``Phi w_MAP`` otherwise."""
+    Phi = _design(posterior, Phi)                   # checks posterior first
+    return posterior.likelihood.logits(Phi @ posterior.w_map)
 
 
 def map_proba(posterior: LaplacePosterior, Phi) -> np.ndarray:
-    """Plug-in MAP predictive ``sigma(Phi w_MAP)``, shape (N,)."""
-    return sigmoid(map_logits(posterior, Phi))
+    """Plug-in MAP predictive ``p(y=1 | phi, w_MAP)`` (``sigma(Phi w_MAP)`` for the logistic likelihood), shape (N,)."""
+    return expit(map_logits(posterior, Phi))

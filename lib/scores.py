@@ -21,12 +21,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import expit
 from scipy.linalg import solve_triangular
 
-from lib._validate import as_design, as_labels, as_probabilities, as_vector, fraction
+from lib._validate import as_design, as_labels, as_probabilities, as_train_test, as_vector, fraction
 from lib.laplace import LaplacePosterior
 from lib.likelihood import average_log_likelihood_logits, label_log_probs, sigmoid
-from lib.predictive import activation_moments, moderate
+from lib.predictive import _activation_moments, moderate
 
 
 def predict_labels(p, threshold: float = 0.5) -> np.ndarray:
@@ -66,12 +67,18 @@ def confusion_matrix(p, y) -> np.ndarray:
         gives a row of NaN.
     """
     yhat = predict_labels(p)
-    y = as_labels(y, "y", length=yhat.shape[0]).astype(int)
+    return _row_normalised_counts(as_labels(y, "y", length=yhat.shape[0]), yhat)
+
+
+def _row_normalised_counts(rows, cols) -> np.ndarray:
+    """``C[i, j]`` = fraction of the points with ``rows == i`` that have ``cols == j`` (labels
+    0/1, no checks); a row with no points is NaN. The one count behind :func:`confusion_matrix`
+    and :func:`decision_crosstab`."""
     counts = np.zeros((2, 2))
-    np.add.at(counts, (y, yhat), 1.0)
-    rows = counts.sum(1, keepdims=True)
+    np.add.at(counts, (np.asarray(rows, dtype=int), np.asarray(cols, dtype=int)), 1.0)
+    totals = counts.sum(1, keepdims=True)
     with np.errstate(invalid="ignore"):
-        return counts / rows
+        return counts / totals
 
 
 def logit_scores(a, y) -> tuple[float, float, np.ndarray]:
@@ -95,7 +102,7 @@ def logit_scores(a, y) -> tuple[float, float, np.ndarray]:
     """
     a = as_vector(a, "a")
     y = as_labels(y, "y", length=a.shape[0])
-    p = sigmoid(a)
+    p = expit(a)
     return average_log_likelihood_logits(a, y), accuracy(p, y), confusion_matrix(p, y)
 
 
@@ -126,7 +133,7 @@ def activation_scores(mu, var, y) -> dict[str, float]:
         log-likelihoods of the labels under ``s(mu)`` and ``s(rho mu)``.
     """
     return {
-        "accuracy": float(np.mean((sigmoid(mu) > 0.5) == (y == 1))),
+        "accuracy": float(np.mean((expit(mu) > 0.5) == (y == 1))),
         "ll_map": float(np.mean(label_log_probs(mu, y))),
         "ll_pred": float(np.mean(label_log_probs(moderate(mu, var), y))),
     }
@@ -190,11 +197,7 @@ def decision_crosstab(p_row, p_col) -> np.ndarray:
     col = predict_labels(as_probabilities(p_col, "p_col"))
     if col.shape != row.shape:
         raise ValueError(f"p_col must have length {row.shape[0]} (as p_row), got length {col.shape[0]}")
-    counts = np.zeros((2, 2))
-    np.add.at(counts, (row, col), 1.0)
-    totals = counts.sum(1, keepdims=True)
-    with np.errstate(invalid="ignore"):
-        return counts / totals
+    return _row_normalised_counts(row, col)
 
 
 @dataclass(frozen=True)
@@ -238,19 +241,25 @@ def score_split(posterior: LaplacePosterior, Phi, y) -> SplitScores:
     SplitScores
     """
     post = _check_posterior(posterior)
-    mu, var = activation_moments(post, Phi)         # validates Phi
-    y = as_labels(y, "y", length=mu.shape[0])
-    scores = activation_scores(mu, var, y)
-    a_pred = moderate(mu, var)                      # rho(var) mu, the predictive's logits
-    p_map, p_pred = sigmoid(mu), sigmoid(a_pred)
+    Phi = as_design(Phi, "Phi", n_cols=post.n_weights)
+    return _score_split(post, Phi, as_labels(y, "y", length=Phi.shape[0]))
+
+
+def _score_split(post: LaplacePosterior, Phi, y) -> SplitScores:
+    """:func:`score_split` on a checked posterior, design and labels (no checks)."""
+    mu, var = _activation_moments(post, Phi)
+    lik = post.likelihood                           # scored with the likelihood it was fitted with
+    a_map = lik.logits(mu)                          # mu itself for the logistic likelihood
+    a_pred = lik.predictive_logits(mu, var)         # rho(var) mu for the logistic likelihood
+    p_map, p_pred = expit(a_map), expit(a_pred)
     return SplitScores(
-        ll_map=scores["ll_map"],
-        ll_pred=scores["ll_pred"],
-        accuracy_map=scores["accuracy"],
-        accuracy_pred=accuracy(p_pred, y),
-        confusion_map=confusion_matrix(p_map, y),
-        confusion_pred=confusion_matrix(p_pred, y),
-        agreement=decision_crosstab(p_map, p_pred),
+        ll_map=float(np.mean(label_log_probs(a_map, y))),
+        ll_pred=float(np.mean(label_log_probs(a_pred, y))),
+        accuracy_map=float(np.mean((p_map > 0.5) == (y == 1))),
+        accuracy_pred=float(np.mean((p_pred > 0.5) == (y == 1))),
+        confusion_map=_row_normalised_counts(y, p_map > 0.5),
+        confusion_pred=_row_normalised_counts(y, p_pred > 0.5),
+        agreement=_row_normalised_counts(p_map > 0.5, p_pred > 0.5),
     )
 
 
@@ -278,11 +287,18 @@ def score_posterior(posterior: LaplacePosterior, Phi_train, y_train, Phi_test, y
         log-likelihoods of the MAP and predictive probabilities).
     """
     post = _check_posterior(posterior)
-    for Phi, y, part in ((Phi_train, y_train, "train"), (Phi_test, y_test, "test")):
-        n = as_design(Phi, f"Phi_{part}", n_cols=post.n_weights).shape[0]
-        as_labels(y, f"y_{part}", length=n)
-    tr = score_split(post, Phi_train, y_train)
-    te = score_split(post, Phi_test, y_test)
+    Phi_train, y_train, Phi_test, y_test = as_train_test(Phi_train, y_train, Phi_test, y_test,
+                                                         "Phi")
+    if Phi_train.shape[1] != post.n_weights:
+        raise ValueError(f"Phi_train must have {post.n_weights} columns (the posterior's weights), "
+                         f"got {Phi_train.shape[1]}")
+    return _score_posterior(post, Phi_train, y_train, Phi_test, y_test)
+
+
+def _score_posterior(post, Phi_train, y_train, Phi_test, y_test) -> dict[str, float]:
+    """:func:`score_posterior` on checked arguments (no checks)."""
+    tr = _score_split(post, Phi_train, y_train)
+    te = _score_split(post, Phi_test, y_test)
     return {
         "log_evidence": float(post.log_evidence),
         "train_accuracy": tr.accuracy_map,

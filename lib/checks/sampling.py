@@ -27,7 +27,7 @@ from scipy.linalg import solve_triangular
 from scipy.special import expit, logsumexp
 
 from lib.laplace import LaplacePosterior, prior_quadratic
-from lib.likelihood import log_sigmoid
+from lib.likelihood import _log_sigmoid
 from lib._validate import (_real_array, as_design, as_labels, as_matrix, fraction, int_at_least,
                            positive_scalar)
 
@@ -108,7 +108,7 @@ def _log_joint(W, Phi, sign, s2, chunk: int = 2048):
         Wc = W[i : i + chunk]
         a = Wc @ Phi.T                                          # (S, N) activations
         # Psi for each row: lib's log-sigmoid and prior term, batched over the S draws
-        out[i : i + chunk] = log_sigmoid(a * sign).sum(axis=1)
+        out[i : i + chunk] = _log_sigmoid(a * sign).sum(axis=1)
         out[i : i + chunk] += prior_quadratic(np.einsum("sm,sm->s", Wc, Wc), s2)
     return out - 0.5 * M * np.log(2.0 * np.pi * s2)             # book eq. eq-ev-logf
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import expit
 from scipy.linalg.blas import dsyrk, dtrmm
 from scipy.linalg.lapack import dlauum, dpotrf, dpotrs, dtrtri
 from scipy.sparse import csr_matrix
@@ -15,7 +16,7 @@ from lib.likelihood import sigmoid
 
 def _curvature(a):
     """``W = s(a) s(-a)``: no ``1 - s`` that would round to zero."""
-    return sigmoid(a) * sigmoid(-a)
+    return expit(a) * expit(-a)
 
 
 # --------------------------------------------------------------------------- the solver forms
@@ -61,7 +62,7 @@ class _Primal:
 
     def step(self, fac, z, a, y, s2):
         """``z + A_f^{-1} grad Psi(z)``: Newton's step if ``fac`` is at ``(a, s2)``, else a chord step."""
-        g = self.G.T @ (y - sigmoid(a)) - z / s2       # gradient of Psi in z
+        g = self.G.T @ (y - expit(a)) - z / s2       # gradient of Psi in z
         z_new = z + dpotrs(fac.chol, g, lower=1)[0]     # A_f^{-1} g
         return z_new, self.G @ z_new
 
@@ -147,7 +148,7 @@ class _Dual:
         ``s2_f``: Newton's step if they are those of ``(a, s2)``, else a chord step.
         """
         r = np.sqrt(fac.W)
-        v = (y - sigmoid(a)) - alpha                   # residual of alpha = y - s(s2 K alpha)
+        v = (y - expit(a)) - alpha                   # residual of alpha = y - s(s2 K alpha)
         Jv = v - r * self._solve(fac, r * (fac.s2 * self._K(v)))
         alpha_new = alpha + Jv
         return alpha_new, self.activations(alpha_new, s2)

@@ -30,11 +30,13 @@ from joblib import Parallel, delayed
 from tqdm import tqdm
 
 from lib import fastgrid
-from lib._validate import as_train_test, choice, prior_values, width_values
+from lib._validate import (as_train_test, as_vector, choice, positive_scalar, prior_values,
+                           width_values)
 from lib._validate import width as check_width
-from lib.scores import score_posterior
-from lib.features import rbf_features
-from lib.laplace import fit_laplace
+from lib.scores import _score_posterior
+from lib.features import _rbf_features
+from lib.laplace import NEWTON_TOL, _fit_laplace
+from lib.likelihood import LOGISTIC
 
 #: Columns of the table returned by :func:`evidence_grid`, in order.
 COLUMNS = (
@@ -71,9 +73,17 @@ def grid_point(Phi_train, y_train, Phi_test, y_test, s2, *, w0=None):
     scores : dict of str to float
         :func:`lib.scores.score_posterior`.
     """
-    as_train_test(Phi_train, y_train, Phi_test, y_test, "Phi")
-    posterior = fit_laplace(Phi_train, y_train, s2, w0=w0, max_iter=MAX_ITER)
-    return posterior, score_posterior(posterior, Phi_train, y_train, Phi_test, y_test)
+    Phi_train, y_train, Phi_test, y_test = as_train_test(Phi_train, y_train, Phi_test, y_test,
+                                                         "Phi")
+    s2 = positive_scalar(s2, "s2")
+    w0 = None if w0 is None else as_vector(w0, "w0", length=Phi_train.shape[1])
+    return _grid_point(Phi_train, y_train, Phi_test, y_test, s2, w0)
+
+
+def _grid_point(Phi_train, y_train, Phi_test, y_test, s2, w0):
+    """:func:`grid_point` on checked arguments (no checks)."""
+    posterior = _fit_laplace(Phi_train, y_train, s2, w0, NEWTON_TOL, MAX_ITER, LOGISTIC)
+    return posterior, _score_posterior(posterior, Phi_train, y_train, Phi_test, y_test)
 
 
 def reference_rows(X_train, y_train, X_test, y_test, s2_values, width):
@@ -90,11 +100,11 @@ def reference_rows(X_train, y_train, X_test, y_test, s2_values, width):
     X_train, y_train, X_test, y_test = as_train_test(X_train, y_train, X_test, y_test)
     s2_values = prior_values(s2_values, "s2_values")
     width = check_width(width, "width")
-    Phi_train = rbf_features(X_train, X_train, width)
-    Phi_test = rbf_features(X_test, X_train, width)
+    Phi_train = _rbf_features(X_train, X_train, width)
+    Phi_test = _rbf_features(X_test, X_train, width)
     rows, w = [], None
     for s2 in np.sort(s2_values):
-        posterior, scores = grid_point(Phi_train, y_train, Phi_test, y_test, s2, w0=w)
+        posterior, scores = _grid_point(Phi_train, y_train, Phi_test, y_test, float(s2), w)
         w = posterior.w_map
         rows.append({"s2": float(s2), "width": float(width), **scores, "n_iter": posterior.n_iter})
     return rows

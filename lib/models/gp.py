@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import expit
 from scipy.linalg import cholesky, solve_triangular
 
 from lib._validate import width as check_width
@@ -133,7 +134,7 @@ def fit_gp_laplace(K, y, *, tol: float = 1e-12, max_iter: int = 100) -> GPLaplac
     # Based on R&W algorithm 3.1
     f = np.zeros(N)                                           # line 2: f = 0
     for it in range(1, max_iter + 1):                         # line 3: repeat
-        pi = sigmoid(f)
+        pi = expit(f)
         w = logistic_curvature(f)                             # line 4: W = diag(pi (1 - pi))
         sw = np.sqrt(w)
         L = _chol_b(K, sw)                                    # line 5: L = cholesky(B)
@@ -149,7 +150,7 @@ def fit_gp_laplace(K, y, *, tol: float = 1e-12, max_iter: int = 100) -> GPLaplac
             break
     else:
         raise ConvergenceError(f"Newton (algorithm 3.1) did not converge in {max_iter} iterations")
-    pi = sigmoid(f)                                           # W, L and a again at the mode
+    pi = expit(f)                                           # W, L and a again at the mode
     sw = np.sqrt(logistic_curvature(f))
     L = _chol_b(K, sw)
     grad = y - pi                                             # a = grad log p(y | f_hat)
@@ -226,7 +227,7 @@ def rbf_evidence_gradient(X_train, y_train, signal_var, width) -> tuple[float, n
     R = sw[:, None] * solve_triangular(L, solve_triangular(L, np.diag(sw), lower=True),
                                        lower=True, trans="T")
     C = solve_triangular(L, sw[:, None] * K, lower=True)      # line 8: C = L \ (W^1/2 K)
-    pi = sigmoid(fit.f_hat)
+    pi = expit(fit.f_hat)
     third = -pi * (1.0 - pi) * (1.0 - 2.0 * pi)               # grad^3 log p(y | f_hat)
     # Line 9: s_2 = diag(diag(K) - diag(C^T C)) grad^3 log p / 2 (their eq. 5.23), *plus* one
     # half: d log q / d f_i = -(1/2) d log|B| / d f_i and d W_ii / d f_i = -grad^3 log p (with
@@ -287,7 +288,7 @@ def newton_cg(K, y, cg_rtol, *, max_newton: int = 30, tol: float = 1e-12):
     f, z = np.zeros(N), np.zeros(N)
     history = []
     for _ in range(max_newton):                               # R&W algorithm 3.1, line 3
-        pi = sigmoid(f)
+        pi = expit(f)
         w = logistic_curvature(f)                             # line 4
         sw = np.sqrt(w)
         # Line 5's B = I + W^1/2 K W^1/2, as products only (no Cholesky factor)

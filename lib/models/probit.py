@@ -134,8 +134,21 @@ def curvature_derivative(a, y) -> np.ndarray:
 
 #: The probit likelihood ``p(y = 1 | a) = (1/2) erfc(-a) = N(sqrt(2) a)`` for
 #: :func:`lib.laplace.fit_laplace` and :mod:`lib.hyper.gradient`.
+def _log_odds(z) -> np.ndarray:
+    """``log N(z) - log N(-z)``, stably (``log_ndtr`` on both sides; no checks)."""
+    return log_ndtr(z) - log_ndtr(-z)
+
+
+def _logits(a) -> np.ndarray:
+    return _log_odds(SQRT2 * a)
+
+
+def _predictive_logits(mu, var) -> np.ndarray:
+    return _log_odds(mu / np.sqrt(0.5 + var))               # book eq. pr-predictive, exact
+
+
 PROBIT = Likelihood("probit", log_likelihood_from_activations, gradient, curvature,
-                    curvature_derivative)
+                    curvature_derivative, _logits, _predictive_logits)
 
 
 def proba(a) -> np.ndarray:

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.special import expit
 
 from lib._validate import width as check_width
 from lib._validate import as_labels, as_matrix, positive_int
@@ -208,7 +209,7 @@ def split_paths(X, y, *, width: float | None, seeds, n_steps: int, record_every:
             _class_rates(A, Y, train_mask, train_rates[:, r])
             _class_rates(A, Y, test_mask, test_rates[:, r])
         if k < n_steps:
-            R = np.where(train_mask, Y - sigmoid(A), 0.0)
+            R = np.where(train_mask, Y - expit(A), 0.0)
             W += step_scale * gradients(R)           # algorithm 1, full batch, every split
     final_w = [W[c, s] for s, c in enumerate(cols)]
     return SplitPaths(seeds=seeds.copy(), steps=steps, learning_rates=etas, train_ll=train_ll,

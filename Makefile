@@ -1,6 +1,6 @@
-# Two commands from a fresh clone. They need Python 3.11, npm (for MathJax) and make on the PATH;
-# an interpreter not called python3.11: `make test PYTHON=/path/to/python3.11`. The first run
-# downloads the pinned packages (.venv: about 1.2 GB), MathJax (10 MB) and, unless BLC_DATA_DIR
+# Two commands from a fresh clone. They need Python 3.11, 3.12 or 3.13, npm (for MathJax) and make;
+# the Makefile takes the first it finds (below), or the one named: `make test PYTHON=/path/to/python`.
+# The first run downloads the pinned packages (.venv: about 1.2 GB), MathJax (10 MB) and, unless BLC_DATA_DIR
 # names a folder holding X.txt and y.txt, the lab data (38 kB, into the cache).
 #   make book   builds the HTML book from the committed, executed chapters -> _build/html/index.html
 #   make pdf    the whole book as one PDF (one-page HTML printed by headless Chromium) -> _build/pdf/book.pdf
@@ -14,10 +14,24 @@
 #   make lock     re-pins requirements.lock from the venv and regenerates environment.yml
 #   make bench    runs the benchmarks
 
-PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed
+
+# The interpreter: PYTHON= if given; else the Python of an existing .venv (it keeps the one it was
+# made with; `rm -rf .venv` to change); else the first of python3.13, python3.12, python3.11 that
+# runs, on the PATH or installed by pyenv ($(pyenv root)/versions/3.13.*/bin/python3.13 ...: on a
+# machine where only pyenv's shims are on the PATH, a shim of a version not selected fails to run,
+# so pyenv's own installs are searched too). Supported: what pyproject.toml's requires-python admits.
+PY_SUPPORTED := import sys; sys.exit(not (3, 11) <= sys.version_info[:2] <= (3, 13))
+PYENV_VERSIONS := $(shell (pyenv root 2>/dev/null || echo "$${PYENV_ROOT:-$$HOME/.pyenv}") | sed 's|$$|/versions|')
+ifeq ($(origin PYTHON),undefined)
+PYTHON := $(shell for p in $(BIN)/python \
+    $(foreach v,3.13 3.12 3.11,python$(v) $$(ls -d $(PYENV_VERSIONS)/$(v).*/bin/python$(v) 2>/dev/null | sort -rV)); do \
+  "$$p" -c '$(PY_SUPPORTED)' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
+endif
+PYVER := $(shell "$(PYTHON)" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+# One stamp per Python version: `make test PYTHON=...` with another version remakes .venv.
+STAMP  := $(VENV)/.installed-$(PYVER)
 CHAPTERS := $(wildcard chapters/*.ipynb)
 MATHJAX  := _vendor/mathjax/.installed
 
@@ -31,15 +45,22 @@ export MKL_NUM_THREADS ?= 1
 .PHONY: book pdf pdf-course test execute lock bench clean check-data mathjax
 
 $(STAMP): requirements.lock pyproject.toml
-	@$(PYTHON) -c 'import sys; assert sys.version_info[:2] == (3, 11), "Python 3.11 is required (set PYTHON=...)"'
-	$(PYTHON) -m venv $(VENV)
+	@test -n "$(PYVER)" && "$(PYTHON)" -c '$(PY_SUPPORTED)' || { echo "No Python 3.11-3.13 found (tried python3.13, python3.12, python3.11 and pyenv's $(PYENV_VERSIONS)); name one: make $(MAKECMDGOALS) PYTHON=/path/to/python3.13" >&2; exit 1; }
+	@echo "Python $(PYVER): $(PYTHON)"
+	@if [ -x $(BIN)/python ] && ! $(BIN)/python -c 'import sys; sys.exit("%d.%d" % sys.version_info[:2] != "$(PYVER)")' 2>/dev/null; then \
+	  echo "$(VENV) holds another Python: made anew with $(PYVER)"; rm -rf $(VENV); fi
+	test -x $(BIN)/python || "$(PYTHON)" -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements.lock
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e . || $(BIN)/python -m pip install --quiet --no-deps -e .
+	@# setuptools 77 or later builds lib (editable here, and the wheel the book serves); a venv of
+	@# Python 3.12 or later has none of its own, one of 3.11 an older one
+	$(BIN)/python -c 'import setuptools, sys; sys.exit(int(setuptools.__version__.split(".")[0]) < 77)' 2>/dev/null \
+	  || $(BIN)/python -m pip install --quiet "setuptools>=77"
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $@
 
-$(MATHJAX): scripts/install_mathjax.py
-	$(PYTHON) scripts/install_mathjax.py
+$(MATHJAX): scripts/install_mathjax.py | $(STAMP)
+	$(BIN)/python scripts/install_mathjax.py
 	@touch $@
 
 mathjax: $(MATHJAX)

@@ -3,6 +3,8 @@ work between processes (``-n 2`` in pyproject.toml)."""
 
 # The student notebooks' test runs each chapter in a kernel of its own: each is a unit.
 _PER_TEST = "tests/test_student_notebooks.py::test_downloaded_chapter_reads_and_runs"
+# ... and so is each chapter's run on another Python (tests/test_other_pythons.py).
+_OTHER_PYTHON = "tests/test_other_pythons.py::test_chapter_prints_the_same_digits_on_another_python"
 
 
 # Tables are compared through text/plain; HTML renderings, stderr (progress bars, library
@@ -17,7 +19,7 @@ def pytest_collectstart(collector):
 
 
 def _scope(nodeid):
-    return nodeid if nodeid.startswith(_PER_TEST) else nodeid.split("::", 1)[0]
+    return nodeid if nodeid.startswith((_PER_TEST, _OTHER_PYTHON)) else nodeid.split("::", 1)[0]
 
 
 def pytest_xdist_make_scheduler(config, log):
@@ -41,10 +43,12 @@ _COSTLY_FIRST = (
     "tests/test_properties.py", "tests/test_fastgrid.py",
     "tests/test_grid.py", "tests/test_browser.py",
     "tests/test_probit.py", "tests/test_pdf.py", "tests/test_explorers.py",
+    *(f"{_OTHER_PYTHON}[ground_truth-{v}]" for v in ("3.13", "3.11")),
     *(f"{_PER_TEST}[{name}]" for name in (
-        "ground_truth", "grid", "report_ml_lab", "report_search", "evidence_opt", "ml_lab",
-        "probit_model", "map", "grid_engine", "report_base_case", "evidence", "gp_view",
-        "predictive", "laplace", "softmax", "report_theory", "data")),
+        "ground_truth", "exact_posterior", "grid", "report_ml_lab", "report_search",
+        "evidence_opt", "ml_lab", "probit_model", "broad_prior", "width_gradient", "map",
+        "grid_engine", "probit_accuracy", "report_base_case", "evidence", "gp_view",
+        "minibatches", "predictive", "laplace", "softmax", "bic", "evidence_exact", "report_theory", "data")),
 )
 
 

@@ -12,9 +12,15 @@ After an HTML build it writes
   directives by plain Markdown (admonitions as quotes, exercises and solutions as headings), the
   imports in a visible first code cell and no cell that only glues. The solutions stay in the
   notebook, after their exercises. The chapters in ``chapters/`` are not changed.
+- beside it, for each chapter with exercises, an **exercise notebook** a teacher can set as an
+  assignment, ``_sources/chapters/<name>-exercises.ipynb``: the same notebook less the
+  solutions (their text and their code), each exercise followed by an empty code cell to answer
+  in. The page's download menu offers it as ".ipynb (exercises)", after the student notebook's
+  ".ipynb".
 
 ``student_notebook(source, resolve)`` is the conversion (``resolve``: the build's numbers and
-titles); tests/test_student_notebooks.py runs the downloaded notebooks in a fresh environment.
+titles), ``student_notebook(..., exercises=True)`` the exercise notebook;
+tests/test_student_notebooks.py runs the downloaded notebooks in a fresh environment.
 """
 from __future__ import annotations
 
@@ -162,6 +168,9 @@ def _directive(name: str, arg: str, options: dict, body: str, r: Resolver) -> st
         return f"#### Solution to {r.numbered(arg)}\n\n{body}".rstrip()
     if name == "solution-end":
         return body
+    if name == "container":
+        # screen-only / print-only text (issue 36.16): a downloaded notebook is read on screen
+        return "" if "print-only" in arg.split() else body
     if name == "math":
         tag = f"\\tag{{{r.numbered(options['label'])[1:-1]}}}\n" if "label" in options else ""
         return f"$$\n{body}\n{tag}$$"
@@ -210,6 +219,78 @@ def markdown(text: str, values: dict, r: Resolver, cited: list) -> str:
     return text
 
 
+# --- the exercise notebook ---------------------------------------------------------------------
+
+EXERCISE = re.compile(r"^(`{3,}|:{3,})\{exercise\}", re.M)
+SOLUTION_START = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution-start\}")
+SOLUTION_END = re.compile(r"^(?P<fence>`{3,}|:{3,})\{solution-end\}")
+EXERCISES_SUFFIX = "-exercises"
+
+
+def count_exercises(nb) -> int:
+    """How many ``{exercise}`` directives the chapter's Markdown holds."""
+    return sum(len(EXERCISE.findall(c.source)) for c in nb.cells if c.cell_type == "markdown")
+
+
+def _past_directive(lines: list[str], i: int, fence: str) -> int:
+    """The index after the directive opened on line ``i`` with ``fence`` (its closing fence)."""
+    closing = re.compile("^" + re.escape(fence[0]) + "{" + str(len(fence)) + r",}\s*$")
+    j = i + 1
+    while j < len(lines) and not closing.match(lines[j]):
+        j += 1
+    return j + 1
+
+
+def answer_cell():
+    """The empty code cell the exercise notebook puts after each exercise."""
+    cell = nbformat.v4.new_code_cell("")
+    cell.metadata["tags"] = ["answer"]
+    return cell
+
+
+def without_solutions(source):
+    """The chapter less its solutions: everything from each ``{solution-start}`` directive to its
+    ``{solution-end}`` (the Markdown, the code cells and their outputs) is replaced by one empty
+    code cell to answer in (:func:`answer_cell`). The exercises and all else stay."""
+    nb = copy.deepcopy(source)
+    cells, inside = [], False
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            if not inside:
+                cells.append(cell)
+            continue
+        lines, kept, i = cell.source.split("\n"), [], 0
+        while i < len(lines):
+            start, end = SOLUTION_START.match(lines[i]), SOLUTION_END.match(lines[i])
+            if start and not inside:
+                if "\n".join(kept).strip():
+                    cells.append(nbformat.v4.new_markdown_cell("\n".join(kept).strip("\n"),
+                                                               metadata=copy.deepcopy(cell.metadata)))
+                cells.append(answer_cell())
+                kept, inside = [], True
+                i = _past_directive(lines, i, start.group("fence"))
+            elif end:   # (a stray one outside a solution is dropped too)
+                inside = False
+                i = _past_directive(lines, i, end.group("fence"))
+            else:
+                if not inside:
+                    kept.append(lines[i])
+                i += 1
+        if "\n".join(kept).strip():
+            cells.append(nbformat.v4.new_markdown_cell("\n".join(kept).strip("\n"),
+                                                       metadata=copy.deepcopy(cell.metadata)))
+    nb.cells = cells
+    return nb
+
+
+def _exercise_note(wheel: str) -> str:
+    return (
+        "> **The exercise notebook.** This is the chapter without the solutions to its exercises: "
+        "answer each exercise in the empty code cell after it. The student notebook, with the "
+        "solutions, is the chapter page's other download (\".ipynb\").\n>\n"
+        + _setup_note(wheel))
+
+
 # --- the notebook ------------------------------------------------------------------------------
 
 def _setup_note(wheel: str) -> str:
@@ -219,10 +300,11 @@ def _setup_note(wheel: str) -> str:
         "see \"Running the chapters yourself\" on the book's start page.")
 
 
-def student_notebook(source, r: Resolver, wheel: str):
-    """The chapter ``source`` (an executed notebook) as a reader downloads it."""
-    values = glued_values(source)
-    nb = copy.deepcopy(source)
+def student_notebook(source, r: Resolver, wheel: str, exercises: bool = False):
+    """The chapter ``source`` (an executed notebook) as a reader downloads it; with
+    ``exercises``, the exercise notebook (no solutions, an empty cell after each exercise)."""
+    values = glued_values(source)   # the whole chapter's: a solution may glue a value the text shows
+    nb = without_solutions(source) if exercises else copy.deepcopy(source)
     cited: list[str] = []
     cells, first_code = [], True
     for cell in nb.cells:
@@ -235,7 +317,8 @@ def student_notebook(source, r: Resolver, wheel: str):
                 continue
         elif cell.cell_type == "code":
             if first_code:
-                cells.append(nbformat.v4.new_markdown_cell(_setup_note(wheel)))
+                note = _exercise_note(wheel) if exercises else _setup_note(wheel)
+                cells.append(nbformat.v4.new_markdown_cell(note))
                 cell.source = without_glue_import(cell.source)
                 tags = [t for t in cell.metadata.get("tags", []) if t != "remove-cell"]
                 cell.metadata["tags"] = tags
@@ -281,18 +364,29 @@ def build_wheel(root: Path, out: Path) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         src = Path(tmp) / "src"
         src.mkdir()
-        for name in ("pyproject.toml", "README.md"):
-            shutil.copy2(root / name, src / name)
+        for name in ("pyproject.toml", "README.md", "LICENSE", "LICENSE-CC-BY-4.0"):
+            shutil.copy2(root / name, src / name)   # the licences go into the wheel's metadata
         shutil.copytree(root / "lib", src / "lib",
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
         out.mkdir(parents=True, exist_ok=True)
+        # With the build environment's setuptools where it is new enough (the Makefile installs
+        # one: offline, fast); else pip fetches one into an isolated build environment.
+        isolation = ["--no-build-isolation"] if _setuptools_major() >= 77 else []
         run = subprocess.run(
-            [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation",
+            [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", *isolation,
              "--disable-pip-version-check", "--wheel-dir", str(out), str(src)],
             capture_output=True, text=True)
         if run.returncode:
             raise RuntimeError(f"building the wheel of lib failed:\n{run.stderr[-2000:]}")
     return out / wheel_name(root)
+
+
+def _setuptools_major() -> int:
+    try:
+        from importlib.metadata import version
+        return int(version("setuptools").split(".")[0])
+    except Exception:   # not installed, or an odd version string
+        return 0
 
 
 def wheel_name(root: Path) -> str:
@@ -313,9 +407,39 @@ def _write(app, exception) -> None:
         if path.suffix != ".ipynb" or not download.parent.is_dir():
             continue
         source = nbformat.read(path, as_version=4)
-        nbformat.write(student_notebook(source, replace(book, docname=docname), wheel), download)
+        resolver = replace(book, docname=docname)
+        nbformat.write(student_notebook(source, resolver, wheel), download)
+        if count_exercises(source):
+            nbformat.write(student_notebook(source, resolver, wheel, exercises=True),
+                           download.with_name(download.stem + EXERCISES_SUFFIX + ".ipynb"))
+
+
+def _has_exercises(app, docname: str) -> bool:
+    path = Path(app.env.doc2path(docname))
+    return path.suffix == ".ipynb" and bool(count_exercises(nbformat.read(path, as_version=4)))
+
+
+def _exercise_button(app, pagename, templatename, context, doctree):
+    """The exercise notebook in the page's download menu (sphinx-book-theme's, made at priority
+    501), after the student notebook's ".ipynb"."""
+    if app.builder.name != "html" or doctree is None or not _has_exercises(app, pagename):
+        return
+    for group in context.get("header_buttons", []):
+        if group.get("label") != "download-buttons":
+            continue
+        at = next((i + 1 for i, b in enumerate(group["buttons"])
+                   if b.get("label") == "download-source-button"), len(group["buttons"]))
+        group["buttons"].insert(at, {
+            "type": "link",
+            "url": f"{context['pathto']('_sources', 1)}/{pagename}{EXERCISES_SUFFIX}.ipynb",
+            "text": ".ipynb (exercises)",
+            "tooltip": "Download the exercise notebook (the exercises without their solutions)",
+            "icon": "fas fa-pencil",
+            "label": "download-exercises-button",
+        })
 
 
 def setup(app):
     app.connect("build-finished", _write)
+    app.connect("html-page-context", _exercise_button, priority=502)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

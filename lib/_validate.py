@@ -256,9 +256,12 @@ def positive_scalar(value, name: str) -> float:
                         "a positive finite number")
 
 
-#: Usable RBF widths: ``l**2`` must be a normal float (``exp(-d2 / (2 l^2))`` is then computed
-#: without overflow or division by zero). Far outside any data scale: at ``l = 1e-150`` every
-#: basis function is an indicator of its centre, at ``l = 1e150`` every one is constant.
+#: Usable RBF widths: ``l**2`` must be a normal float, so ``2 l^2`` is never zero. ``d2 / (2 l^2)``
+#: may still overflow to ``inf`` for a tiny width and distant inputs (``d2`` up to about
+#: ``1e300`` under :data:`MAX_INPUT`): :func:`lib.features.rbf_from_squared_distances` takes
+#: ``exp(-inf) = 0``, the basis function's limit, without a warning. Far outside any data scale:
+#: at ``l = 1e-150`` every basis function is an indicator of its centre, at ``l = 1e150`` every
+#: one is constant.
 WIDTH_RANGE = (1e-150, 1e150)
 
 

@@ -104,7 +104,14 @@ _SOURCES: dict[str, DataSource] = {}
 
 def source_of(name: str) -> DataSource | None:
     """Where the last :func:`fetch` of ``name`` in this session found the file (None before any)."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a file name (a str), got {type(name).__name__}")
     return _SOURCES.get(name)
+
+
+def _check_data_dir(data_dir) -> None:
+    if data_dir is not None and not isinstance(data_dir, (str, os.PathLike)):
+        raise TypeError(f"data_dir must be a folder (a str or a path), got {type(data_dir).__name__}")
 
 
 def _record(source: DataSource) -> Path:
@@ -114,7 +121,9 @@ def _record(source: DataSource) -> Path:
 
 def canonical(data: bytes) -> bytes:
     """The file's canonical form: ``\\n`` line endings and exactly one newline at the end."""
-    return data.replace(b"\r\n", b"\n").rstrip(b"\n") + b"\n"
+    if not isinstance(data, (bytes, bytearray)):
+        raise TypeError(f"data must be bytes (a file's contents), got {type(data).__name__}")
+    return bytes(data).replace(b"\r\n", b"\n").rstrip(b"\n") + b"\n"
 
 
 def _sha256(data: bytes) -> str:
@@ -189,6 +198,12 @@ def mirrors(base_url=None) -> tuple[Mirror, ...]:
         return MIRRORS
     if isinstance(urls, str):
         urls = [urls]
+    try:
+        urls = list(urls)
+    except TypeError:
+        urls = None
+    if not urls or not all(isinstance(u, str) for u in urls):
+        raise TypeError(f"base_url must be an address (a str) or a sequence of them, got {base_url!r}")
     origin = "base_url" if base_url is not None else "BLC_DATA_URL"
     return tuple(Mirror(f"{origin} address", u) for u in urls)
 
@@ -262,8 +277,10 @@ def fetch(name: str, *, data_dir=None, base_url=None) -> Path:
         Missing file, checksum mismatch, or every download failed; the message lists each
         address tried, why it failed, and how to fix it.
     """
-    if name not in REGISTRY:
+    if not isinstance(name, str) or name not in REGISTRY:
         raise ValueError(f"name must be one of {sorted(REGISTRY)}, got {name!r}")
+    _check_data_dir(data_dir)
+    mirrors(base_url)                              # checks base_url, whether or not it is used
     origin = "data_dir" if data_dir is not None else "BLC_DATA_DIR"
     data_dir = data_dir if data_dir is not None else os.environ.get("BLC_DATA_DIR") or None
     if data_dir is not None:
@@ -352,13 +369,14 @@ def load_lab_data(*, data_dir=None, base_url: str | None = None) -> tuple[np.nda
 
 def check_lab_data(X: np.ndarray, y: np.ndarray) -> None:
     """Raise :class:`DataError` unless ``X`` is (1000, 2) finite and ``y`` is (1000,) of 0/1."""
+    X, y = np.asarray(X), np.asarray(y)
     if X.shape != (N_POINTS, 2):
         raise DataError(f"X.txt must hold {N_POINTS} rows of 2 numbers, got shape {X.shape}. {_how_to_fix()}")
-    if not np.all(np.isfinite(X)):
+    if X.dtype.kind not in "fiu" or not np.all(np.isfinite(X)):
         raise DataError(f"X.txt holds NaN or inf values. {_how_to_fix()}")
     if y.shape != (N_POINTS,):
         raise DataError(f"y.txt must hold {N_POINTS} labels, got shape {y.shape}. {_how_to_fix()}")
-    if not np.all(np.isin(y, (0, 1))):
+    if y.dtype.kind not in "fiub" or not np.all(np.isin(y, (0, 1))):
         raise DataError(f"y.txt must hold only the labels 0 and 1, found {np.unique(y)[:5].tolist()}. {_how_to_fix()}")
 
 

@@ -129,7 +129,8 @@ def rbf_from_squared_distances(d2, width) -> np.ndarray:
     -------
     ndarray, shape (N, C)
     """
-    exponent = -d2 / (2.0 * width**2)
+    with np.errstate(over="ignore"):    # d2 / l^2 = inf (far from a tiny-width centre): exp = 0
+        exponent = -d2 / (2.0 * width**2)
     # Clip below log(FLUSH_BELOW) (exp stays normal, and is flushed next): an exp whose result
     # is subnormal (exponent below about -708) is 30 times slower.
     np.maximum(exponent, _EXP_FLOOR, out=exponent)

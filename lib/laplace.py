@@ -151,11 +151,19 @@ def _precision_from_curvature(W, Phi, s2):
 def _prior_variances(s2, M):
     """``s2`` checked: a positive float, or a vector of M positive per-weight variances."""
     if np.ndim(s2) == 0:
-        return positive_scalar(s2, "s2")
-    s2 = as_vector(s2, "s2", length=M)
-    if not np.all(s2 > 0):
-        raise ValueError("s2 must hold positive prior variances")
+        s2 = positive_scalar(s2, "s2")
+    else:
+        s2 = as_vector(s2, "s2", length=M)
+        if not np.all(s2 > 0):
+            raise ValueError("s2 must hold positive prior variances")
+    if np.min(s2) < _MIN_PRIOR_VARIANCE:
+        raise ValueError(f"s2 must be at least {_MIN_PRIOR_VARIANCE:.3g} (the prior precision "
+                         f"1/s2 must be a finite float), got {np.min(s2)!r}")
     return s2
+
+
+#: The smallest prior variance whose inverse is a finite float.
+_MIN_PRIOR_VARIANCE = 1.0 / np.finfo(float).max
 
 
 def bias_prior_variances(s2, bias_s2, n_weights) -> np.ndarray:
@@ -247,9 +255,9 @@ def _cholesky_of_precision(A, s2):
         return cholesky(A, lower=True)
     except np.linalg.LinAlgError:
         raise ConvergenceError(
-            f"the posterior precision A = I/s2 + Phi^T W Phi is not positive definite in floating "
-            f"point (largest s2 = {np.max(s2):.3g}): the prior is too weak to regularise this "
-            "design; use a smaller s2"
+            f"s2 = {np.max(s2):.3g} is too large for this design: the posterior precision "
+            "A = I/s2 + Phi^T W Phi is not positive definite in floating point (the prior is too "
+            "weak to regularise it); use a smaller s2"
         ) from None
 
 

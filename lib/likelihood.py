@@ -207,6 +207,8 @@ class Likelihood:
 
 def as_likelihood(value, name: str = "likelihood") -> Likelihood:
     """``value`` if it is a :class:`Likelihood`, else a TypeError naming ``name``."""
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a str (the argument's name), got {type(name).__name__}")
     if not isinstance(value, Likelihood):
         raise TypeError(f"{name} must be a lib.likelihood.Likelihood, got {value!r}")
     return value
@@ -246,7 +248,8 @@ def moderate(mu, var) -> np.ndarray:
 
     Book eq. ``eq-probit``: ``E[sigma(a)] ~= sigma(rho mu)``, ``rho = (1 + lambda^2 var)^{-1/2}``,
     ``lambda^2 = pi / 8`` (eq. ``eq-probit-scale``). The per-grid-point hot path
-    (:func:`lib.scores.activation_scores`); :func:`lib.predictive.probit_logits` checks its input.
+    (``lib.scores._activation_scores``); :func:`lib.predictive.probit_logits` and
+    :func:`lib.scores.activation_scores` check their input.
     """
     return mu / np.sqrt(1.0 + np.pi * var / 8.0)
 

@@ -27,7 +27,7 @@ from scipy.linalg import solve_triangular
 from lib._validate import as_design, as_labels, as_probabilities, as_train_test, as_vector, fraction
 from lib.laplace import LaplacePosterior
 from lib.likelihood import average_log_likelihood_logits, label_log_probs, sigmoid
-from lib.predictive import _activation_moments, moderate
+from lib.predictive import _activation_moments, _gaussian_moments, moderate
 
 
 def predict_labels(p, threshold: float = 0.5) -> np.ndarray:
@@ -114,8 +114,8 @@ def activation_scores(mu, var, y) -> dict[str, float]:
     ``s(mu)``, the probit predictive ``s(rho(var) mu)`` (book eq. ``eq-probit``). Both
     log-likelihoods are computed stably from the logits (:func:`lib.likelihood.label_log_probs`).
 
-    No input checks: this runs at every grid point (:mod:`lib.fastgrid`) on checked arrays;
-    :func:`logit_scores` and :func:`lib.scores.score_split` are the checked entry points.
+    Checks its arguments once; :mod:`lib.fastgrid` calls the unchecked ``_activation_scores``
+    at every grid point on arrays it checked.
 
     Parameters
     ----------
@@ -132,6 +132,12 @@ def activation_scores(mu, var, y) -> dict[str, float]:
         ``rho > 0`` keeps the sign of ``mu``); ``ll_map`` and ``ll_pred``, the average
         log-likelihoods of the labels under ``s(mu)`` and ``s(rho mu)``.
     """
+    mu, var = _gaussian_moments(mu, var)
+    return _activation_scores(mu, var, as_labels(y, "y", length=mu.shape[0]))
+
+
+def _activation_scores(mu, var, y) -> dict[str, float]:
+    """:func:`activation_scores` on checked arrays (no checks)."""
     return {
         "accuracy": float(np.mean((expit(mu) > 0.5) == (y == 1))),
         "ll_map": float(np.mean(label_log_probs(mu, y))),

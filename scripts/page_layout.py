@@ -9,7 +9,10 @@ that window width:
   (its text would be too small to read: the style's 10-11 pt labels at 100 dpi are 14-15 px at
   natural size, >= 8.3 px at 60 %), or whose alt text is a file name;
 - a table wider than its box at 1280 px (it would hide columns), with ``NaN`` cells, snake_case
-  headers or a raw 0, 1, 2, ... index;
+  headers, headers in ASCII pseudo-math, a raw 0, 1, 2, ... index, or a header row that is empty
+  or holds one label among empty cells (pandas' row for an index's name);
+- a printed output (a cell's text) cut off at 1280 px (it scrolls sideways);
+- an inline formula broken across lines (book.css keeps each on one line);
 - a visible code line cut off at 1280 px (the code box scrolls), or a visible ``glue(`` call;
 - a display equation wider than the text column (it scrolls or sticks out): long equations are
   broken at relations instead;
@@ -46,7 +49,10 @@ const visible = el => el.offsetParent !== null && el.getBoundingClientRect().wid
 const figures = Array.from(main.querySelectorAll("img")).filter(visible).map(img => ({
   name: (img.closest("figure") || {}).id || img.src.split("/").pop().slice(0, 20),
   alt: img.getAttribute("alt") || "",
-  natural: img.naturalWidth,
+  // its natural width in CSS px: the width the page gives it (a chapter's figure stores
+  // lib.book.plots.PIXEL_SCALE times its natural pixels and says its natural size, which Sphinx
+  // writes as the image's style), else its pixels
+  natural: /px$/.test(img.style.width) ? parseFloat(img.style.width) : img.naturalWidth,
   shown: img.getBoundingClientRect().width,
 }));
 const tables = Array.from(main.querySelectorAll("table")).filter(visible).map(t => {
@@ -60,6 +66,8 @@ const tables = Array.from(main.querySelectorAll("table")).filter(visible).map(t 
     box: box && box !== main ? box.clientWidth : main.getBoundingClientRect().width,
     nan: /(^|\s)NaN(\s|$)/.test(t.innerText),
     heads: Array.from(t.querySelectorAll("thead th")).map(th => th.innerText.trim()),
+    headRows: Array.from(t.querySelectorAll("thead tr")).map(tr =>
+      Array.from(tr.children).map(c => c.innerText.trim())),
     rowHeads,
   };
 });
@@ -71,6 +79,17 @@ const code = Array.from(main.querySelectorAll("div.cell_input pre, div.highlight
     cut: pre.scrollWidth > pre.clientWidth + 1,
     glue: /(^|[^_\w])glue\(/.test(pre.innerText),
   }));
+// Printed output (a cell's text output) cut off: it scrolls sideways inside its box.
+const outputs = Array.from(main.querySelectorAll("div.cell_output pre, div.output pre"))
+  .filter(visible).filter(pre => !pre.closest("details:not([open])"))
+  .filter(pre => pre.scrollWidth > pre.clientWidth + 1)
+  .map(pre => cut(pre.textContent.split("\n").reduce((a, b) => b.length > a.length ? b : a, ""), 60));
+// Inline formulas broken across lines (at an operator): more than one line box.
+const brokenMath = Array.from(main.querySelectorAll("mjx-container:not([display='true'])"))
+  .filter(visible).filter(m => !m.closest("details:not([open])"))
+  .filter(m => new Set(Array.from(m.getClientRects()).filter(r => r.width > 0)
+                       .map(r => Math.round(r.top))).size > 1)
+  .map(m => cut(m.getAttribute("aria-label") || m.textContent, 40));
 const wide = [];
 for (const el of main.querySelectorAll("*")) {
   const r = el.getBoundingClientRect();
@@ -107,11 +126,26 @@ const cutMath = Array.from(main.querySelectorAll("mjx-container:not([display='tr
   .filter(m => m.getBoundingClientRect().right > W + 1)
   .map(m => cut(m.getAttribute("aria-label") || m.textContent, 40));
 return {width: W, page_scroll: document.documentElement.scrollWidth, figures, tables, code,
-        wide: wide.slice(0, 5), cut_math: cutMath, equations, scrollers};
+        wide: wide.slice(0, 5), cut_math: cutMath, equations, scrollers, outputs,
+        broken_math: brokenMath};
 """
 
 _FILE = re.compile(r"(^|/)[\w.-]+\.(png|jpe?g|svg|gif)$", re.IGNORECASE)
 _SNAKE = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)+$")
+
+
+#: A table header in ASCII pseudo-math ("-w.w/(2 s2)", "int_{-inf}^f sech^2(x/2)/4 dx",
+#: "sqrt(pi/8)"): headers say it in words or as Unicode math (issue 36.18).
+_ASCII_MATH = re.compile(r"\^|\*\*|_\{|\bint_|\b(sqrt|exp)\(|(^|[^\w])-?inf\b|\w\.\w\b/")
+
+
+def empty_header_rows(rows: list[list[str]]) -> list[list[str]]:
+    """A table's header rows that are empty, or, where it has more than one, that hold only a
+    first label over empty cells (the row pandas adds for the index's name: "set | | |"; issue
+    36.18)."""
+    return [row for row in rows
+            if row and (not any(row) or (len(rows) > 1 and len(row) > 1 and row[0]
+                                         and not any(row[1:])))]
 
 
 def problems(seen: dict, width: int) -> list[str]:
@@ -135,11 +169,21 @@ def problems(seen: dict, width: int) -> list[str]:
         heads = table["rowHeads"]
         if len(heads) > 1 and heads == [str(i) for i in range(len(heads))]:
             out.append(f"table {table['name']!r}: a raw 0, 1, 2, ... index")
+        for row in empty_header_rows(table.get("headRows", [])):
+            out.append(f"table {table['name']!r}: a header row with at most one label {row}")
+        ascii_math = [h for h in table["heads"] if _ASCII_MATH.search(h)]
+        if ascii_math:
+            out.append(f"table {table['name']!r}: headers in ASCII pseudo-math {ascii_math}")
     for cell in seen["code"]:
         if width >= 1000 and cell["cut"]:
             out.append(f"code cut off (scrolls sideways): {cell['text']!r}")
         if cell["glue"]:
             out.append(f"visible glue() call: {cell['text']!r}")
+    for text in seen.get("outputs", []):
+        if width >= 1000:
+            out.append(f"printed output cut off (scrolls sideways): {text!r}")
+    for formula in seen.get("broken_math", []):
+        out.append(f"inline formula broken across lines: {formula!r}")
     for eq in seen.get("equations", []):
         out.append(f"display equation {eq['width']:.0f} px wide in a {eq['box']:.0f} px column: "
                    f"{eq['name']!r}")

@@ -50,6 +50,25 @@ ROOT = Path(__file__).resolve().parents[1]
 _PAPER = {"width": 8.27, "height": 11.69}
 _MARGIN = {"top": 0.6, "bottom": 0.7, "left": 0.6, "right": 0.6}
 PRINTABLE_WIDTH_PX = round((_PAPER["width"] - _MARGIN["left"] - _MARGIN["right"]) * 96)
+#: The book's licences (LICENSE-CC-BY-4.0, LICENSE; README): the title page's licence line and
+#: the PDF's metadata say them; tests/test_pdf.py checks that CITATION.cff and the pages' footer
+#: (_config.yml) name the same, so the three cannot drift apart.
+#: (what: (name, SPDX id, where its text is))
+LICENCES = {
+    "Text and figures": ("CC BY 4.0", "CC-BY-4.0", "https://creativecommons.org/licenses/by/4.0/"),
+    "code": ("MIT", "MIT", "https://opensource.org/license/mit"),
+}
+
+
+def licence_line() -> str:
+    """The licence line of the title page: "Text and figures: CC BY 4.0; code: MIT"."""
+    return "; ".join(f"{what}: {name}" for what, (name, _, _) in LICENCES.items())
+
+
+#: The page's text height in CSS px (26.4 cm): a figure prints at most this tall less its caption
+#: and FIGURE_GAP_CM, and never taller than FIGURE_ROOM_CM.
+TEXT_HEIGHT_PX = round((_PAPER["height"] - _MARGIN["top"] - _MARGIN["bottom"]) * 96)
+FIGURE_ROOM_CM, FIGURE_GAP_CM = 24, 0.8
 
 # The body: the page number centred in the footer (Chromium's template: its own small font unless
 # the template sets one); no header.
@@ -105,14 +124,77 @@ const done = arguments[arguments.length - 1];
 })();
 """
 
+# A heading's text with its math as plain text (MathJax's hidden MathML copy of each formula read
+# out, with Unicode super- and subscripts where they exist: "s²", "w_MAP"), for the bookmarks
+# (issue 36.14): Chromium's own outline drops the math and the space where a heading wraps.
+_HEADING_TEXT = r"""
+const SUP = {"0": "\u2070", "1": "\u00b9", "2": "\u00b2", "3": "\u00b3", "4": "\u2074",
+  "5": "\u2075", "6": "\u2076", "7": "\u2077", "8": "\u2078", "9": "\u2079", "+": "\u207a",
+  "-": "\u207b", "\u2212": "\u207b", "=": "\u207c", "(": "\u207d", ")": "\u207e",
+  "n": "\u207f", "i": "\u2071", "T": "\u1d40", "\u22a4": "\u1d40"};
+const SUB = {"0": "\u2080", "1": "\u2081", "2": "\u2082", "3": "\u2083", "4": "\u2084",
+  "5": "\u2085", "6": "\u2086", "7": "\u2087", "8": "\u2088", "9": "\u2089", "+": "\u208a",
+  "-": "\u208b", "\u2212": "\u208b", "=": "\u208c", "(": "\u208d", ")": "\u208e",
+  "a": "\u2090", "e": "\u2091", "o": "\u2092", "x": "\u2093", "h": "\u2095", "k": "\u2096",
+  "l": "\u2097", "m": "\u2098", "n": "\u2099", "p": "\u209a", "s": "\u209b", "t": "\u209c",
+  "i": "\u1d62", "j": "\u2c7c", "r": "\u1d63", "u": "\u1d64", "v": "\u1d65"};
+// operators set off by spaces, as the typeset formula sets them
+const SPACED = new Set(["=", "<", ">", "\u2264", "\u2265", "\u2248", "\u2260", "\u221d",
+  "\u2208", "\u2192", "+", "\u2212", "\u00d7", "\u223c", "~", "\u2261"]);
+const script = (s, map, mark) => {
+  const chars = Array.from(s);
+  if (chars.length && chars.every(c => map[c])) return chars.map(c => map[c]).join("");
+  return mark + (chars.length > 1 ? "(" + s + ")" : s);
+};
+const mml = node => {
+  if (node.nodeType === 3) return node.textContent;
+  if (node.nodeType !== 1) return "";
+  const tag = node.localName, kids = Array.from(node.children);
+  const all = () => kids.map(mml).join("");
+  switch (tag) {
+    case "mi": case "mn": case "mtext": case "ms": return node.textContent.trim();
+    case "mo": {
+      const op = node.textContent.trim();
+      if (["\u2061", "\u2062", "\u2063"].includes(op)) return "";     // invisible operators
+      if (op === ",") return ", ";
+      // (a sign opening its group, "-4.7", stays on its number)
+      return SPACED.has(op) && node.previousElementSibling ? " " + op + " " : op;
+    }
+    case "mspace": return " ";
+    case "msup": return mml(kids[0]) + script(mml(kids[1]).trim(), SUP, "^");
+    case "msub": return mml(kids[0]) + script(mml(kids[1]).trim(), SUB, "_");
+    case "msubsup": return mml(kids[0]) + script(mml(kids[1]).trim(), SUB, "_")
+                           + script(mml(kids[2]).trim(), SUP, "^");
+    case "mfrac": return mml(kids[0]) + "/" + mml(kids[1]);
+    case "msqrt": return "\u221a(" + all() + ")";
+    case "mover": case "munder": case "munderover": return mml(kids[0]);
+    case "annotation": case "annotation-xml": return "";
+    default: return all();
+  }
+};
+const mathText = m => {
+  const math = m.querySelector("mjx-assistive-mml math");
+  return math ? mml(math).replace(/\s+/g, " ").trim() : (m.getAttribute("aria-label") || "");
+};
+const headingText = h => {
+  const walk = n => {
+    if (n.nodeType === 3) return n.textContent;
+    if (n.nodeType !== 1 || n.classList.contains("headerlink")) return "";
+    if (n.localName === "mjx-container") return mathText(n);
+    return Array.from(n.childNodes).map(walk).join("");
+  };
+  return walk(h);
+};
+"""
+
 # The book's pages in print order. The theme's own print title and contents (the first page
 # of any printed page) give way to the front matter printed after the body; the start page's
 # title (which the theme hides in print, as its print title repeats it) shows. The chapters the
 # print leaves out go (with their part when it has none left). Each part's caption becomes a
 # heading of its own (an h1, as the book's title is: the outline nests the chapters, h2, and their
-# sections, h3, under it) on a page before its first chapter: the one-page build has no part
-# captions; _toc.yml has them. Returns the headings in page order, as the outline lists them.
-_ARRANGE = """
+# sections, h3, under it) at the top of its first chapter's first page (not on a page of its own,
+# which would hold one line): the one-page build has no part captions; _toc.yml has them. Returns the headings in page order, as the outline lists them.
+_ARRANGE = _HEADING_TEXT + """
 const [parts, leaveOut] = arguments;
 const front = document.getElementById("jb-print-docs-body");
 if (front) front.remove();
@@ -143,6 +225,9 @@ for (const part of parts) {
   heading.textContent = part.caption;
   page.appendChild(heading);
   anchor.parentNode.insertBefore(page, anchor);
+  // the part's first chapter starts on the part title's page, below it (print.css)
+  const first = anchor.nextElementSibling;
+  if (first && first.tagName === "SECTION") first.classList.add("blc-part-first");
   placed++;
 }
 // A cross-reference the one-page build writes as "intro.html#id" points at the page served on
@@ -156,16 +241,27 @@ for (const a of article.querySelectorAll("a[href]")) {
   if (id && document.getElementById(id)) { a.setAttribute("href", "#" + id); links.inside++; }
   else { a.removeAttribute("href"); links.dropped++; }
 }
-const text = h => Array.from(h.childNodes).filter(n => !(n.classList && n.classList.contains("headerlink")))
-  .map(n => n.textContent).join("").replace(/\\s+/g, " ").trim();
+// A heading's text as it reads, for the bookmarks: its math as text, without the link mark.
+const text = h => headingText(h).replace(/\\s+/g, " ").trim();
+// (every heading, numbered: print_book keeps those that show in print, as the outline does)
 const headings = Array.from(article.querySelectorAll("h1, h2, h3, h4, h5, h6"))
-  .filter(h => h.getClientRects().length > 0)
-  .map(h => ({level: +h.tagName[1], text: text(h),
+  .map((h, i) => { h.dataset.blcHeading = String(i); return h; })
+  .map(h => ({level: +h.tagName[1], text: text(h), index: +h.dataset.blcHeading,
               kind: h === title ? "start" : h.classList.contains("blc-part-title") ? "part"
                     : (h.tagName === "H2" && h.parentNode.previousElementSibling
                        && (h.parentNode.previousElementSibling.id || "").startsWith("document-"))
                       ? "chapter" : "section"}));
-return {parts: placed, headings, links};
+// the text of what prints only (`:::{container} print-only`): tests/test_pdf.py lets it say what
+// the screen-only text may not ("on the web page the figure has sliders")
+const printOnly = Array.from(article.querySelectorAll(".print-only")).map(e => e.textContent);
+return {parts: placed, headings, links, printOnly};
+"""
+
+# The headings that show in print (a heading in a screen-only part does not), as numbered by
+# _ARRANGE: those Chromium's outline lists.
+_PRINTED_HEADINGS = """
+return Array.from(document.querySelectorAll("[data-blc-heading]"))
+  .filter(h => h.getClientRects().length > 0).map(h => +h.dataset.blcHeading);
 """
 
 _CUT = """
@@ -192,20 +288,41 @@ const fit = (el, box) => {
   }
 };
 for (const el of article.querySelectorAll('mjx-container[display="true"]')) fit(el, el.parentNode);
-// A figure 16 to 21 cm tall prints 16 cm tall (at least 3/4 of its size): more often it fits
-// below the text before it, which a taller one leaves half a page empty.
-const cm = 96 / 2.54;
-for (const img of article.querySelectorAll("figure img")) {
-  const h = img.getBoundingClientRect().height;
-  // (one at print.css's 21 cm cap is taller still: it keeps the cap)
-  if (h > 16 * cm && h <= 16 * cm / 0.75 && h < 21 * cm - 2) img.style.setProperty("max-height", "16cm", "important");
+// A figure prints at the size it was drawn: an inch per 100 px of its natural width (the book's
+// style draws at 100 dpi; the page gives the natural size as the image's style, and a chapter's
+// PNG holds lib.book.plots.PIXEL_SCALE times as many pixels: 200 dots to the inch), so its text
+// prints at the point size the style gives it. A tall one shrinks to fit the page with its
+// caption below it (the text height less the caption and a gap, at most FIGURE_ROOM_CM), and one
+// 16 cm to 16/0.75 cm tall to 16 cm, which more often fits below the text before it (a taller
+// one leaves that page half empty). Each figure's printed scale (of its drawn size) and dots per
+// inch go to the report.
+const [roomCm, gapCm, textHeight, column] = arguments;
+const cm = 96 / 2.54, figures = [];
+for (const img of article.querySelectorAll("figure img, div.cell_output img")) {
+  if (!img.naturalWidth) continue;
+  // its natural width (a PNG stored without its size: its pixels), drawn at 100 dpi: in CSS px
+  const natural = /px$/.test(img.style.width) ? parseFloat(img.style.width) : img.naturalWidth;
+  const drawn = natural / 100 * 96;
+  const ratio = img.naturalHeight / img.naturalWidth;
+  const caption = (img.closest("figure") || {querySelector: () => null}).querySelector("figcaption");
+  const room = Math.min(roomCm * cm,
+                        textHeight - (caption ? caption.getBoundingClientRect().height : 0) - gapCm * cm);
+  let width = Math.min(drawn, column);
+  if (width * ratio > room) width = room / ratio;
+  else if (width * ratio > 16 * cm && 16 * cm / (width * ratio) >= 0.75) width = 16 * cm / ratio;
+  img.style.setProperty("width", width.toFixed(2) + "px", "important");
+  img.style.setProperty("height", (width * ratio).toFixed(2) + "px", "important");
+  img.style.setProperty("max-height", "none", "important");
+  img.style.setProperty("max-width", "100%", "important");
+  figures.push({name: (img.closest("figure[id]") || {}).id || cut(img.getAttribute("alt") || img.src, 50),
+                scale: width / drawn, dpi: img.naturalWidth / (width / 96)});
 }
 for (const el of article.querySelectorAll("table")) {
   const box = el.closest(".pst-scrollable-table-container, .table-wrapper, .output, .cell_output")
               || el.parentNode;
   fit(el, box);
 }
-return shrunk;
+return {shrunk, figures};
 """
 
 _OVERFLOW = _CUT + """
@@ -325,16 +442,28 @@ def _outline(reader) -> list[dict]:
 
 
 def _name_outline(outline: list[dict], headings: list[dict]) -> list[dict]:
-    """Each outline entry with the heading it points to (its text as the page sets it, and its
-    kind: start page, part, chapter, section), matched in order."""
+    """Each outline entry with the heading it points to (its text as the page sets it, math as
+    text, and its kind: start page, part, chapter, section), matched in order. Chromium's outline
+    lists the page's headings in order, but its titles are not their text: it drops a formula
+    ("The evidence as  and  vary"), runs words together where a heading wraps, and doubles some
+    ("3.5. 3.5. The MAP ...The MAP ..."). So each entry takes the heading, among the next few,
+    whose text is most like its title (issue 36.14)."""
+    import difflib
+
     i = 0
     for entry in outline:
         want = _squeezed(entry["title"])
-        for j in range(i, len(headings)):
-            if _squeezed(headings[j]["text"]) == want:
-                entry.update(title=headings[j]["text"], kind=headings[j]["kind"])
-                i = j + 1
+        best, score = None, 0.0
+        for j in range(i, min(i + 4, len(headings))):
+            have = _squeezed(headings[j]["text"])
+            ratio = 1.0 if have == want else difflib.SequenceMatcher(None, want, have).ratio()
+            if ratio > score:
+                best, score = j, ratio
+            if ratio == 1.0:
                 break
+        if best is not None and score >= 0.5:
+            entry.update(title=headings[best]["text"], kind=headings[best]["kind"])
+            i = best + 1
         else:
             entry["kind"] = "other"
     return outline
@@ -377,6 +506,7 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neu
 .title-page .subtitle { font-size: 16pt; margin: 0 0 0.8in 0; color: #444; }
 .title-page .author { font-size: 14pt; margin: 0 0 0.2in 0; }
 .title-page .version { font-size: 10pt; color: #555; }
+.title-page .licence { font-size: 10pt; color: #333; margin: 0.25in 0 0 0; }
 h2 { font-size: 20pt; margin: 0 0 0.15in 0; }
 .note { font-size: 10pt; color: #333; margin: 0 0 0.2in 0; }
 ol { list-style: none; padding: 0; margin: 0; }
@@ -391,15 +521,20 @@ a { color: inherit; text-decoration: none; }
 """
 
 
+def subtitle_of(entries: list[dict], course: bool) -> str:
+    """The title page's subtitle: "Course notes", with the chapters the course alone holds."""
+    numbers = [e["title"].split(".")[0] for e in entries
+               if e["kind"] == "chapter" and e["title"].split(".")[0].isdigit()]
+    return "Course notes" + (f": the course alone (chapters {numbers[0]}\u2013{numbers[-1]})"
+                             if course and numbers else "")
+
+
 def front_matter(entries: list[dict], title: str, author: str, course: bool,
                  printed: str) -> str:
     """The title page and the contents page, as an HTML document. Each contents line links to
     ``#page-N`` (the page the merge points it to)."""
     esc = htmllib.escape
-    numbers = [e["title"].split(".")[0] for e in entries
-               if e["kind"] == "chapter" and e["title"].split(".")[0].isdigit()]
-    subtitle = "Course notes" + (f": the course alone (chapters {numbers[0]}\u2013{numbers[-1]})"
-                                 if course and numbers else "")
+    subtitle = subtitle_of(entries, course)
     lines = []
     for e in entries:
         if e["kind"] == "chapter":
@@ -433,15 +568,44 @@ def front_matter(entries: list[dict], title: str, author: str, course: bool,
     return f"""<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">
 <title>{esc(title)}</title><style>{_FRONT_CSS}</style></head><body>
 <div class="title-page"><h1>{esc(title)}</h1><p class="subtitle">{esc(subtitle)}</p>
-<p class="author">{esc(author)}</p><p class="version">{esc(printed)}</p></div>
+<p class="author">{esc(author)}</p><p class="version">{esc(printed)}</p>
+<p class="licence">{esc(licence_line())}</p></div>
 <h2>Contents</h2><p class="note">{' '.join(note)}</p>
 <ol>{''.join(lines)}</ol></body></html>"""
 
 
-def _merge(front: bytes, body: bytes, outline: list[dict], contents_pages: int) -> bytes:
+def metadata(title: str, author: str, subtitle: str) -> dict:
+    """The PDF's document information (pdfinfo shows it): title, authors, the licence."""
+    return {"/Title": title, "/Author": author,
+            "/Subject": f"{subtitle}. {licence_line()}.",
+            "/Keywords": "Bayesian logistic classification; Laplace approximation; model evidence; "
+                         "course notes",
+            "/Creator": "scripts/print_pdf.py (Jupyter Book, printed by Chromium)",
+            "/Rights": licence_line()}
+
+
+def _xmp(info: dict) -> bytes:
+    """The same as XMP (the catalogue's /Metadata stream), where dc:rights holds the licence."""
+    esc = htmllib.escape
+    return f"""<?xpacket begin="\ufeff" id="W5M0MpCehiHzreSzNTczkc9d"?>
+<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">
+<rdf:Description rdf:about="" xmlns:dc="http://purl.org/dc/elements/1.1/"
+ xmlns:xmpRights="http://ns.adobe.com/xap/1.0/rights/" xmlns:pdf="http://ns.adobe.com/pdf/1.3/">
+<dc:title><rdf:Alt><rdf:li xml:lang="x-default">{esc(info["/Title"])}</rdf:li></rdf:Alt></dc:title>
+<dc:creator><rdf:Seq><rdf:li>{esc(info["/Author"])}</rdf:li></rdf:Seq></dc:creator>
+<dc:description><rdf:Alt><rdf:li xml:lang="x-default">{esc(info["/Subject"])}</rdf:li></rdf:Alt></dc:description>
+<dc:rights><rdf:Alt><rdf:li xml:lang="x-default">{esc(info["/Rights"])}</rdf:li></rdf:Alt></dc:rights>
+<xmpRights:Marked>True</xmpRights:Marked>
+<pdf:Keywords>{esc(info["/Keywords"])}</pdf:Keywords>
+</rdf:Description></rdf:RDF></x:xmpmeta>
+<?xpacket end="w"?>""".encode("utf-8")
+
+
+def _merge(front: bytes, body: bytes, outline: list[dict], contents_pages: int,
+           info: dict | None = None) -> bytes:
     """The front matter then the body; the outline: the contents page, then the body's (its
     titles as the page sets them); page labels i, ii, ... then 1, 2, ...; the contents lines
-    link to their pages."""
+    link to their pages; the document information ``info`` (:func:`metadata`), also as XMP."""
     from pypdf import PdfReader, PdfWriter
     from pypdf.generic import ArrayObject, Fit, NameObject, NullObject
 
@@ -474,6 +638,15 @@ def _merge(front: bytes, body: bytes, outline: list[dict], contents_pages: int) 
     writer.set_page_label(0, offset - 1, style="/r")
     writer.set_page_label(offset, len(writer.pages) - 1, style="/D", start=1)
     writer.page_mode = "/UseOutlines"
+    if info:
+        from pypdf.generic import StreamObject
+
+        writer.add_metadata(info)
+        xmp = StreamObject()
+        xmp.set_data(_xmp(info))
+        xmp.update({NameObject("/Type"): NameObject("/Metadata"),
+                    NameObject("/Subtype"): NameObject("/XML")})
+        writer._root_object[NameObject("/Metadata")] = writer._add_object(xmp)
     out = io.BytesIO()
     writer.write(out)
     return out.getvalue()
@@ -503,12 +676,18 @@ def print_book(html: Path, out: Path, course: bool = False) -> dict:
         seen = driver.execute_async_script(_SETTLE)
         arranged = driver.execute_script(_ARRANGE, parts, leave_out)
         seen["parts"], seen["links"] = arranged["parts"], arranged["links"]
-        seen["chapters"] = [h["text"] for h in arranged["headings"] if h["kind"] == "chapter"]
+        seen["print_only"] = arranged["printOnly"]
         # the page as it prints: print media, the printable width
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
         driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
             "width": PRINTABLE_WIDTH_PX, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
-        seen["shrunk"] = driver.execute_script(_FIT)
+        fitted = driver.execute_script(_FIT, FIGURE_ROOM_CM, FIGURE_GAP_CM, TEXT_HEIGHT_PX,
+                                       PRINTABLE_WIDTH_PX)
+        seen["shrunk"], seen["figures"] = fitted["shrunk"], fitted["figures"]
+        printed_headings = set(driver.execute_script(_PRINTED_HEADINGS))
+        arranged["headings"] = [h for h in arranged["headings"] if h["index"] in printed_headings]
+        seen["chapters"] = [h["text"] for h in arranged["headings"] if h["kind"] == "chapter"]
+        seen["headings"] = arranged["headings"]
         seen["overflow"] = driver.execute_script(_OVERFLOW)
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         # Chrome's DevTools call, not WebDriver's print (which gives up after 10 s on a long page)
@@ -528,7 +707,8 @@ def print_book(html: Path, out: Path, course: bool = False) -> dict:
         server.shutdown()
         server.server_close()
     front_pages = len(PdfReader(io.BytesIO(front)).pages)
-    pdf = _merge(front, body, outline, front_pages - 1)
+    info = metadata(config["title"], config.get("author", ""), subtitle_of(entries, course))
+    pdf = _merge(front, body, outline, front_pages - 1, info)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_bytes(pdf)
     seen.update(pages=front_pages + len(reader.pages), front_pages=front_pages,
@@ -544,4 +724,9 @@ if __name__ == "__main__":
         raise SystemExit(__doc__)
     report = print_book(Path(args[0]), Path(args[1]), course=course)
     print(json.dumps(report | {"chapters": len(report["chapters"]),
-                               "contents": len(report["contents"])}))
+                               "contents": len(report["contents"]),
+                               "headings": len(report["headings"]),
+                               "print_only": len(report["print_only"]),
+                               "figures": len(report["figures"]),
+                               "smallest_figure_scale": min(
+                                   (f["scale"] for f in report["figures"]), default=None)}))

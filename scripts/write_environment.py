@@ -6,6 +6,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
+#: The Pythons the book supports and checks (pyproject.toml's requires-python admits them, the
+#: Makefile looks for them; tests/test_environment.py checks that the three agree). The lock
+#: serves each of them.
+OLDEST, NEWEST = "3.11", "3.13"
+
 
 def read_lock(path: Path = ROOT / "requirements.lock") -> dict[str, str]:
     """``{normalised name: version}`` of every ``name==version`` line of the pip lock."""
@@ -25,7 +30,7 @@ def main() -> None:
         "channels:",
         "  - conda-forge",
         "dependencies:",
-        "  - python=3.11",
+        f"  - python>={OLDEST},<3.{int(NEWEST.split('.')[1]) + 1}",
         "  - pip",
         "  - pip:",
     ]

@@ -410,3 +410,15 @@ def test_chapters_pass_axe_core(visited):
               for page in sorted(found) if found[page]}
     count = sum(len(v["targets"]) for violations in found.values() for v in violations)
     assert not report, f"{count} axe-core violations:\n" + json.dumps(report, indent=1)
+
+
+def test_no_empty_index_pages(site, visited):
+    """Issue 36.18: no general index (the book has no index entries: it was an empty page) and
+    no "Proof Index" (prf-prf.html, whose one entry read "alg-blc alg-blc alg-blc"), built or
+    linked (_config.yml: html_use_index and html_domain_indices off)."""
+    html, _ = site
+    built = sorted(p.name for p in html.rglob("*.html") if p.name in {"genindex.html", "prf-prf.html"})
+    assert not built, built
+    linked = sorted({(page, link) for page, (_, info, *_r) in visited.items()
+                     for link in info["links"] if re.search(r"/(genindex|prf-prf)\.html", link)})
+    assert not linked, linked[:5]

@@ -45,9 +45,18 @@ def test_png_size_reads_the_header():
     assert _png_size(base64.b64encode(buffer.getvalue()).decode()) == (3, 2)
 
 
+def _natural_size(out) -> tuple[int, int]:
+    """A PNG output's natural size in px: the width and height its metadata gives (a figure
+    stored at lib.book.plots.PIXEL_SCALE times its pixels, issue 36.17), else its pixels."""
+    meta = out.get("metadata", {}).get("image/png", {})
+    if "width" in meta and "height" in meta:
+        return int(meta["width"]), int(meta["height"])
+    return _png_size(out["data"]["image/png"])
+
+
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_figures_are_drawn_for_a_phone(name):
-    wide = [(i, _png_size(out["data"]["image/png"]))
+    wide = [(i, _natural_size(out))
             for i, cell in enumerate(_cells(name)) for out in cell.get("outputs", [])
             if "image/png" in out.get("data", {})]
     wide = [(i, size) for i, size in wide if size[0] > MAX_FIGURE_PX]

@@ -17,7 +17,12 @@ CORE = ("data", "ml_lab", "map", "laplace", "evidence", "predictive", "grid", "e
 OPTIONAL = ("gp_view", "probit_model", "softmax")
 #: The reference part, "The report, reproduced", after the optional chapters.
 REFERENCE = ("report_theory", "report_base_case", "report_search", "report_ml_lab")
-MIN_EXERCISES = {**{name: 3 for name in CORE}, **{name: 2 for name in OPTIONAL}}
+#: Depth moved out of the core chapters (issue 35): the part "Optional: going deeper", read from
+#: the table of contents; each such chapter extends one core chapter and says it is optional.
+DEEPER = tuple(c["file"].split("/")[-1] for part in yaml.safe_load(
+    (ROOT / "_toc.yml").read_text())["parts"] if part["caption"].startswith("Optional: going deeper")
+    for c in part["chapters"])
+MIN_EXERCISES = {**{name: 3 for name in CORE}, **{name: 2 for name in OPTIONAL + DEEPER}}
 
 
 def _cells(name):
@@ -60,10 +65,10 @@ def test_the_reference_part_is_one_part_after_the_optional_chapters():
     files = [name for _, names in parts for name in names]
     holding = [names for _, names in parts if set(names) & set(REFERENCE)]
     assert holding == [list(REFERENCE)], "the reference part is one part, in the report's order"
-    assert max(files.index(n) for n in CORE + OPTIONAL) < files.index(REFERENCE[0])
+    assert max(files.index(n) for n in CORE + OPTIONAL + DEEPER) < files.index(REFERENCE[0])
 
 
-@pytest.mark.parametrize("name", CORE + OPTIONAL)
+@pytest.mark.parametrize("name", CORE + OPTIONAL + DEEPER)
 def test_objectives_first_then_takeaways_then_exercises(name):
     cells = _cells(name)
     headings = _headings(cells)
@@ -79,7 +84,7 @@ def test_objectives_first_then_takeaways_then_exercises(name):
     assert takeaways < exercises
 
 
-@pytest.mark.parametrize("name", CORE + OPTIONAL)
+@pytest.mark.parametrize("name", CORE + OPTIONAL + DEEPER)
 def test_exercises_have_collapsed_solutions_that_assert(name):
     cells = _cells(name)
     text = "\n".join(c.source for c in cells if c.cell_type == "markdown")
@@ -149,7 +154,7 @@ def test_a_reference_chapter_compares_and_collapses_its_errata(name):
     assert re.search(r"reproduced", outputs), "no report | ours | reproduced? table"
 
 
-@pytest.mark.parametrize("name", CORE + OPTIONAL + REFERENCE)
+@pytest.mark.parametrize("name", CORE + OPTIONAL + DEEPER + REFERENCE)
 def test_no_stored_output_is_a_warning_or_an_error(name):
     # nbval does not compare stderr (conftest.py), so a warning printed by a cell would reach the
     # page unnoticed: the committed outputs must hold none, and no error.
@@ -175,3 +180,56 @@ def test_word_budgets():
              for part, names in [("course", CORE), ("reference", REFERENCE)]}
     assert total["course"] <= 22_000, total
     assert total["reference"] <= 10_000, total
+
+
+#: The five source documents: not published, so a reader cannot look anything up in them.
+UNPUBLISHED_KEYS = ("mustafa2018report", "notesch7", "hennig2023lecture14", "barrett2013classifier",
+                    "ting2024lecture9")
+_UNPUBLISHED_WORDS = (r"(lecture notes|the notes\b|notes'|lecture 9|lecture 14|the report\b|"
+                      r"report's|Barrett|Ting\b|Hennig|Mustafa|the slides|the note\b|note's|"
+                      + "|".join(UNPUBLISHED_KEYS) + ")")
+#: A pointer into a document: a figure, equation, slide, page, section, table or appendix number.
+_LOCATOR = (r"(\bfigures?\b|\bfig\.|\bequations?\b|\beqs?\.|\bslides?\b|\bpages?\b|\bpp?\.|"
+            r"\bsections?\b|§|\btables?\b|\bappendix\b)\s*\(?[A-Z]?\.?\d")
+
+
+def _sentences(cells):
+    """The markdown's sentences: paragraphs (blank lines, directive fences) cut at . ! ?"""
+    out = []
+    for cell in cells:
+        if cell.cell_type == "markdown":
+            for para in re.split(r"\n\s*\n|\n(?=:::|```|\$\$|- |\d+\. |#)", cell.source):
+                out += re.split(r"(?<=[.!?])\s+", re.sub(r"\s+", " ", para))
+    return out
+
+
+@pytest.mark.parametrize("name", CORE)
+def test_the_course_sends_no_reader_into_an_unpublished_document(name):
+    """Issue 35: no course sentence points to a figure, equation, slide, page or section of a
+    source document the reader cannot get; what the reader needs is shown in the book."""
+    near = re.compile(_UNPUBLISHED_WORDS + r"[^.;()]{0,25}?" + _LOCATOR + "|" + _LOCATOR
+                      + r"[^.;()]{0,25}?\b(of|in) " + _UNPUBLISHED_WORDS, re.I)
+    found = [s for s in _sentences(_cells(name)) if near.search(s)]
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("name", CORE)
+def test_the_course_cites_published_texts(name):
+    """Issue 35: every core chapter stands on at least one published book or paper it cites."""
+    bib = (ROOT / "references.bib").read_text()
+    keys = set(re.findall(r"^@\w+\{([^,]+),", bib, re.M))
+    text = "\n".join(c.source for c in _cells(name) if c.cell_type == "markdown")
+    cited = {k.strip() for group in re.findall(r"\{cite(?::\w+)?\}`([^`]+)`", text)
+             for k in group.split(",")}
+    assert cited <= keys, f"cited but not in references.bib: {cited - keys}"
+    assert cited - set(UNPUBLISHED_KEYS), f"{name} cites no published text"
+
+
+@pytest.mark.parametrize("name", DEEPER)
+def test_a_deeper_chapter_says_it_is_optional_and_checks_no_source(name):
+    cells = _cells(name)
+    opening = next(c.source for c in cells if c.cell_type == "markdown")
+    assert re.search(r"\boptional\b", opening, re.I), "the opening does not say it is optional"
+    assert re.search(r"\{doc\}`(" + "|".join(CORE) + r")`", opening), \
+        "the opening does not name the core chapter it extends"
+    assert not _errata(cells), "an erratum outside the source checks"

@@ -366,3 +366,84 @@ def test_page_html_packs_uint8_arrays_and_never_closes_its_script():
     assert spec["arrays"] == {"a": [0, 5], "b": [5, 3]} and blob == bytes([0, 1, 2, 3, 4, 1, 1, 1])
     with pytest.raises(TypeError):
         explorer.page_html({"figure": "f"}, {"a": np.zeros(2)})
+
+
+# --- The layout (issue 36.19): side by side at a desktop's width, the ring inside the heat map,
+# the narrow-bumps note moving nothing.
+
+_RECTS = """
+const live = document.querySelector(arguments[0] + " .blc-explorer-live");
+const rect = (el) => { const r = el.getBoundingClientRect();
+                       return {top: r.top + scrollY, bottom: r.bottom + scrollY, left: r.left, right: r.right}; };
+const note = live.querySelector(".blc-explorer-note");
+return {
+  sliders: Array.from(live.querySelectorAll("input[type=range]")).map(rect),
+  panels: Object.fromEntries(Array.from(live.querySelectorAll("canvas"))
+                             .map(c => [c.dataset.panel, rect(c)])),
+  note: {text: note.textContent, visible: getComputedStyle(note).visibility === "visible"
+         && getComputedStyle(note).display !== "none", rect: rect(note)},
+  ring: (live.querySelector("canvas[data-ring]") || {dataset: {}}).dataset.ring || null,
+  heat: Array.from(live.querySelectorAll("canvas[data-ring]")).map(c => [c.width, c.height])[0] || null,
+  screen: innerHeight,
+};
+"""
+
+
+def _rects(browser, name):  # noqa: F811
+    return browser.execute_script(_RECTS, PAGES[name])
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_sliders_and_both_panels_share_the_screen_at_desktop_width(name, opened, browser,
+                                                                   served_book):  # noqa: F811
+    """At 1280 px the plug-in MAP and the probit predictive panels stand side by side, and
+    the sliders and both panels fit in the window's height together: the comparison the text
+    asks for is on screen at once."""
+    opened(name)
+    seen = _rects(browser, name)
+    a, b = seen["panels"]["map"], seen["panels"]["pred"]
+    assert abs(a["top"] - b["top"]) < 2 and a["right"] <= b["left"], (a, b)
+    top = min(s["top"] for s in seen["sliders"])
+    bottom = max(a["bottom"], b["bottom"])
+    assert bottom - top <= seen["screen"], (f"sliders to the panels' foot: {bottom - top:.0f} px "
+                                            f"in a {seen['screen']} px window")
+    _clean(browser, served_book[1])
+
+
+def test_the_ring_stays_inside_the_heat_map(opened, browser, served_book):  # noqa: F811
+    """The ring around the chosen setting is drawn whole at every corner of the grid (it was
+    cut at the heat map's top edge)."""
+    spec = opened("grid")
+    sizes = {s["key"]: len(s["values"]) for s in spec["sliders"]}
+    for s2_index in (0, sizes["s2"] - 1):
+        for l_index in (0, sizes["l"] - 1):
+            _move(browser, "grid", "s2", s2_index)
+            _move(browser, "grid", "l", l_index)
+            seen = _rects(browser, "grid")
+            x, y, r = map(float, seen["ring"].split(","))
+            width, height = seen["heat"]
+            assert r <= x <= width - r and r <= y <= height - r, (s2_index, l_index, seen["ring"])
+    _clean(browser, served_book[1])
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_the_narrow_bumps_note_moves_nothing(name, opened, browser, served_book):  # noqa: F811
+    """The note shown where a width's bumps are too narrow to draw keeps its space when it is
+    not shown: no panel moves as it comes and goes."""
+    spec = opened(name)
+    noted = [k for k, plane in enumerate(spec["planes"]) if plane["note"]]
+    plain = [k for k, plane in enumerate(spec["planes"]) if not plane["note"]]
+    if not noted or not plain or not any(s["key"] == "l" for s in spec["sliders"]):
+        pytest.skip(f"the {name} explorer has no width both with and without the note")
+    _move(browser, name, "l", plain[-1])
+    before = _rects(browser, name)
+    assert not before["note"]["visible"]
+    _move(browser, name, "l", noted[0])
+    after = _rects(browser, name)
+    assert after["note"]["visible"] and after["note"]["text"] == spec["planes"][noted[0]]["note"]
+    moved = {(panel, side): (before["panels"][panel][side], after["panels"][panel][side])
+             for panel in before["panels"] for side in ("top", "bottom", "left", "right")
+             if abs(before["panels"][panel][side] - after["panels"][panel][side]) > 1}
+    assert not moved, moved
+    assert abs(after["note"]["rect"]["top"] - before["note"]["rect"]["top"]) <= 1
+    _clean(browser, served_book[1])

@@ -4,8 +4,12 @@ chapter, typeset math (no MathJax error) and every figure; then reads the PDF ba
 would use it: a title page and a contents page whose page numbers are where the chapters start,
 bookmarks for every part and chapter, a number on every page past the front matter, chapters
 starting at the top of a page, none of the screen's controls, and nothing wider than the page's
-text column (measured in print emulation before printing). One print serves every test (about
-3 to 6 minutes on a busy 2-core machine)."""
+text column (measured in print emulation before printing). Issue 36: bookmarks that read as the
+headings (math as text, none doubled), no page blank or holding only a heading, no screen-only
+words ("Slide", "click", "Show code") outside print-only text, figures at 200 dpi or more with
+their text at 7 pt or more; issue 35: the core at most 100 pages, no core chapter over 14;
+issue 37: the title, authors and licence in the PDF's metadata and on its title page. One print
+serves every test (about 3 to 15 minutes on a busy 2-core machine)."""
 import functools
 import os
 import re
@@ -209,14 +213,230 @@ def test_every_page_carries_its_number(book):
 
 
 def test_every_chapter_starts_at_the_top_of_a_page(book):
+    # a part's first chapter starts below the part's title, on the same page (issue 36.15)
+    captions = [_squeezed(part["caption"])
+                for part in yaml.safe_load((ROOT / "_toc.yml").read_text())["parts"]]
     wrong = {}
     for title, page in _chapter_starts(book).items():
         body = _body(book["pages"][page], book["labels"][page])
         # the title ("3. The MAP estimate") is the page's first line (a long one may wrap)
-        first = _squeezed(" ".join(body[:2]))
+        first = _squeezed(" ".join(body[:4]))
+        for caption in captions:
+            if first.startswith(caption):
+                first = first[len(caption):]
+                break
         if not re.match(r"\d+\." + re.escape(_squeezed(title)), first):
             wrong[title] = (book["labels"][page], body[:2])
     assert not wrong, wrong
+
+
+# --- Issue 36: bookmarks, pages, screen-only text, figures; issue 35: the core's length; issue
+# 37: the PDF's metadata and licence.
+
+def _heading_texts_in_html(html):
+    """Each heading of the one-page book as its HTML has it (tags and the link mark dropped),
+    with the TeX of each inline formula: [(text, [tex, ...])]."""
+    import html as htmllib
+
+    page = (html / "chapters" / "intro.html").read_text()
+    out = []
+    for inner in re.findall(r"<h[1-6][^>]*>(.*?)</h[1-6]>", page, re.S):
+        inner = re.sub(r'<a class="headerlink".*?</a>', "", inner, flags=re.S)
+        tex = [htmllib.unescape(t) for t in
+               re.findall(r'<span class="math[^"]*">\\\((.*?)\\\)</span>', inner, re.S)]
+        text = htmllib.unescape(re.sub(r"<[^>]+>", "", inner))
+        out.append((" ".join(text.split()), tex))
+    return out
+
+
+def test_the_bookmarks_read_as_the_headings(printed, book):
+    """Issue 36.14: each bookmark is its heading's text, once (Chromium's own titles double some,
+    "3.5. 3.5. The MAP ...The MAP ..."), with its math as text ("s² and l", not "  and  "),
+    and the words apart where a heading wraps ("maximum-likelihood path")."""
+    seen, pdf = printed
+    titles = [t for _, t, _ in book["outline"] if t != "Contents"]
+    headings = [_flat(h["text"]) for h in seen["headings"]]
+    assert titles == headings, [(t, h) for t, h in zip(titles, headings) if t != h][:10]
+    doubled = [t for t in titles
+               if re.match(r"(\d+(\.\d+)*\.) \1", t)
+               or (len(t) > 8 and t[:len(t) // 2].strip() == t[len(t) // 2:].strip())]
+    assert not doubled, doubled
+    gaps = [t for t in titles if "  " in t or re.search(r"\s[,.;:)]|\(\s|\s$|^\s", t)]
+    assert not gaps, gaps
+    # against the HTML itself: a heading without math is its bookmark, word for word; one with
+    # math has each formula's letters and digits, in order, in its bookmark
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    parts = [(part["caption"], []) for part in toc["parts"]]
+    html_headings = _heading_texts_in_html(pdf.parent / "_build" / "singlehtml") + parts
+    in_html = [(_flat(text), tex) for text, tex in html_headings if _squeezed(text)]
+    wrong = []
+    for title in titles:
+        match = next(((text, tex) for text, tex in in_html if not tex and text == title), None)
+        if match:
+            continue
+        candidates = [(text, tex) for text, tex in in_html if tex]
+        letters = unicodedata.normalize("NFKC", title)
+        ok = False
+        for text, tex in candidates:
+            words = [w for w in re.split(r"\\\(.*?\\\)", text) if w.strip()]
+            if not all(_squeezed(w) in _squeezed(title) for w in words):
+                continue
+            needed = "".join(re.findall(r"[A-Za-z0-9]", re.sub(r"\\[A-Za-z]+", "", "".join(tex))))
+            if re.search(".*?".join(map(re.escape, needed)), letters):
+                ok = True
+                break
+        if not ok:
+            wrong.append(title)
+    # (a title matched neither way: a heading the HTML spells otherwise)
+    assert not wrong, wrong
+
+
+def _page_images(pdf):
+    """Each page's count of drawn images (figures, and the rasters Chromium makes of shadows)."""
+    from pypdf import PdfReader
+
+    counts = []
+    for page in PdfReader(pdf).pages:
+        xobjects = (page.get("/Resources") or {}).get("/XObject") or {}
+        counts.append(sum(1 for x in xobjects.values()
+                          if x.get_object().get("/Subtype") == "/Image"))
+    return counts
+
+
+def test_no_page_is_blank_or_holds_only_a_heading(printed, book):
+    """Issue 36.15: every page past the front matter holds body text beyond its headings (two
+    lines at least: not a reference's last line alone) or a figure: no page holds only a part's
+    or a chapter's title, and none is blank."""
+    _, pdf = printed
+    images = _page_images(pdf)
+    by_page = {}
+    for _, title, page in book["outline"]:
+        by_page.setdefault(page, []).append(_squeezed(title))
+    poor = []
+    for i in range(book["front"], len(book["pages"])):
+        body = _body(book["pages"][i], book["labels"][i])
+        text = [line for line in body
+                if not any(_squeezed(line) and _squeezed(line) in t for t in by_page.get(i, []))]
+        if len(text) < 2 and not images[i]:
+            poor.append((book["labels"][i], body[:3]))
+    assert not poor, poor
+
+
+#: Words that say what only the screen does: moving a slider, clicking, dragging, the fold bars'
+#: labels, the maintainers' commands (issue 36.16). Matched in the squeezed text (no spaces); a
+#: word inside a `print-only` container (its text is left out first) may say them.
+SCREEN_WORDS = ("Slide", "slider", "click", "drag", "hover", "Showcode", "Hidecode",
+                "foldedunder", "maketest")
+
+
+def _screen_words(text):
+    """Each screen-only word's places in ``text`` (squeezed): [(word, start, end)]."""
+    return [(word, hit.start(), hit.end()) for word in SCREEN_WORDS
+            for hit in re.finditer(re.escape(word) + (r"(?!\d)" if word == "Slide" else ""), text)]
+
+
+def test_no_screen_only_words_in_print(printed, book):
+    seen, _ = printed
+    allowed = {}
+    for block in seen["print_only"]:
+        for word, _, _ in _screen_words(_squeezed(block)):
+            allowed[word] = allowed.get(word, 0) + 1
+    found = {}
+    for i in range(book["front"], len(book["pages"])):
+        text = _squeezed(" ".join(book["pages"][i]))
+        for word, start, end in _screen_words(text):
+            found.setdefault(word, []).append(
+                (book["labels"][i], text[max(0, start - 30):end + 30]))
+    extra = {word: hits for word, hits in found.items() if len(hits) > allowed.get(word, 0)}
+    assert not extra, extra
+
+
+def test_figures_print_sharp_and_their_text_at_least_7_pt(printed):
+    """Issue 36.17: every figure prints at 200 dots to the inch or more (a chapter's PNG holds
+    lib.book.plots.PIXEL_SCALE times its natural pixels) and at no less than 0.7 of the size it
+    was drawn, so the style's smallest text (10 pt tick labels, lib/book/book.mplstyle) prints
+    at 7 pt or more."""
+    seen, pdf = printed
+    figures = seen["figures"]
+    assert len(figures) >= 40, len(figures)
+    soft = [(f["name"], round(f["dpi"])) for f in figures if f["dpi"] < 199]
+    assert not soft, f"{len(soft)} figures under 200 dpi as printed: {soft[:10]}"
+    small = [(f["name"], round(f["scale"], 2)) for f in figures if 10 * f["scale"] < 7]
+    assert not small, f"figures whose 10 pt text prints under 7 pt: {small}"
+    if shutil.which("pdfimages"):              # the PDF as printed: no raster under 199 ppi
+        listing = subprocess.run(["pdfimages", "-list", str(pdf)], capture_output=True,
+                                 text=True, check=True).stdout.splitlines()[2:]
+        low = [row.split()[0] for row in listing
+               if row.split()[2] == "image" and int(row.split()[12]) < 199]
+        assert not low, f"images under 199 ppi on pages {sorted(set(low))[:20]}"
+
+
+def _core(book):
+    """The core's pages: from chapter 1's first page to the last page before the first part
+    whose caption starts "Optional" (page indices), and each core chapter's page count."""
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
+    parts = [part["caption"] for part in toc["parts"]]
+    optional = next(i for i, c in enumerate(parts) if c.startswith("Optional"))
+    core_parts = [_squeezed(c) for c in parts[:optional]]
+    outline = book["outline"]
+    # (parts, and numbered chapters: the start page's sections sit under the book's title, which
+    # may read as a part's caption)
+    tops = [(depth, _squeezed(title), page) for depth, title, page in outline
+            if depth == 0 or (depth == 1 and re.match(r"\d+\.", title))]
+    first_optional = next(page for depth, title, page in tops
+                          if depth == 0 and title == _squeezed(parts[optional]))
+    chapters, in_core = [], False
+    for depth, title, page in tops:
+        if depth == 0:
+            in_core = title in core_parts
+        elif in_core:
+            chapters.append((title, page))
+    assert chapters and chapters[0][0].startswith("1."), chapters[:2]
+    starts = [page for _, page in chapters] + [first_optional]
+    lengths = {title: after - page for (title, page), after in zip(chapters, starts[1:])}
+    return chapters[0][1], first_optional - 1, lengths
+
+
+def test_the_core_is_at_most_100_pages_and_no_chapter_over_14(book):
+    """Issue 35 (Must show): the core, chapter 1's first page to the page before the first
+    optional part, read from the PDF's outline, is at most 100 A4 pages, and no core chapter
+    takes more than 14."""
+    first, last, lengths = _core(book)
+    pages = last - first + 1
+    long = {title: n for title, n in lengths.items() if n > 14}
+    assert pages <= 100 and not long, (f"core: {pages} pages (pp. {book['labels'][first]}-"
+                                       f"{book['labels'][last]}); chapters over 14: {long}")
+
+
+def test_the_pdf_says_its_title_authors_and_licence(printed, book):
+    """Issue 37: the PDF's metadata (pdfinfo) and its title page carry the title, the authors'
+    line and the licence; the licence the print says is the one CITATION.cff and the pages'
+    footer (_config.yml) name."""
+    import html as htmllib
+
+    from pypdf import PdfReader
+
+    import print_pdf
+
+    _, pdf = printed
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())
+    line = print_pdf.licence_line()
+    info = PdfReader(pdf).metadata
+    assert info.title == config["title"] and info.author == config["author"], info
+    assert line in info.subject and info["/Rights"] == line, info
+    xmp = PdfReader(pdf).trailer["/Root"]["/Metadata"].get_object().get_data().decode()
+    assert f"<rdf:li xml:lang=\"x-default\">{line}</rdf:li></rdf:Alt></dc:rights>" in xmp
+    if shutil.which("pdfinfo"):
+        shown = subprocess.run(["pdfinfo", str(pdf)], capture_output=True, text=True,
+                               check=True).stdout
+        assert config["title"] in shown and config["author"] in shown and line in shown, shown
+    assert _flat(line) in " ".join(book["pages"][0]), book["pages"][0]
+    # one licence throughout
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text())
+    assert citation["license"] == [spdx for _, spdx, _ in print_pdf.LICENCES.values()]
+    footer = " ".join(htmllib.unescape(re.sub(r"<[^>]+>", "", config["html"]["extra_footer"]))
+                      .replace("\u00a0", " ").split())
+    assert all(name in footer for name, _, _ in print_pdf.LICENCES.values()), footer
 
 
 def test_no_page_prints_the_screen_controls(printed, book):

@@ -204,7 +204,10 @@
 
   // --- the evidence heat map -----------------------------------------------------------------
 
-  const HEAT_MARGIN = { left: 46, bottom: 40, top: 6, right: 6 };
+  // (top and right: room for the ring of a setting in the top row or the last column, RING
+  // wide, issue 36.19)
+  const RING = { radius: 7, width: 3 };
+  const HEAT_MARGIN = { left: 46, bottom: 40, top: 11, right: 11 };
 
   function drawHeat(canvas, panel, heat, lut, row, col) {
     const ctx = canvas.getContext("2d"), W = canvas.width, H = canvas.height, m = HEAT_MARGIN;
@@ -223,9 +226,11 @@
       ctx.fillRect(m.left + (c + 0.5) * cw - 1, m.top + h - (r + 0.5) * ch - 1, 2, 2);
     }));
     const x = m.left + (panel.col_cells[col] + 0.5) * cw, y = m.top + h - (panel.row_cells[row] + 0.5) * ch;
-    ctx.beginPath(); ctx.arc(x, y, 7, 0, 2 * Math.PI);
-    ctx.lineWidth = 3; ctx.strokeStyle = "#fff"; ctx.stroke();
+    ctx.beginPath(); ctx.arc(x, y, RING.radius, 0, 2 * Math.PI);
+    ctx.lineWidth = RING.width; ctx.strokeStyle = "#fff"; ctx.stroke();
     ctx.lineWidth = 1.5; ctx.strokeStyle = "#000"; ctx.stroke();
+    // where the ring is drawn, its outer edge (tests/test_explorers.py: inside the canvas)
+    canvas.dataset.ring = [x, y, RING.radius + RING.width / 2].map((v) => v.toFixed(1)).join(",");
     ctx.fillStyle = "#222"; ctx.font = "13px sans-serif"; ctx.textAlign = "center";
     panel.xticks.forEach(([pos, k]) => ctx.fillText(power(k), m.left + pos * cw, H - m.bottom + 15));
     ctx.fillText(panel.xlabel, m.left + w / 2, H - 6);
@@ -259,6 +264,8 @@
     const s2Slider = spec.sliders.findIndex((s) => s.key === "s2");
 
     const live = el("div", { class: "blc-explorer-live", "data-ready": "0" });
+    const inner = el("div", { class: "blc-explorer-body" });     // (live: the width it queries)
+    live.appendChild(inner);
     const controls = el("div", { class: "blc-explorer-controls" });
     const state = spec.sliders.map((s) => s.initial);
     const inputs = spec.sliders.map((s, k) => {
@@ -274,9 +281,11 @@
     spec.points.concat(["no"]).forEach((p) => select.appendChild(el("option", { value: p, text: `${p} points` })));
     select.addEventListener("change", render);
     controls.appendChild(el("label", { class: "blc-explorer-slider" }, [el("span", { text: "show " }), select]));
-    live.appendChild(controls);
+    inner.appendChild(controls);
 
-    // The first panel beside the numbers (below them on a phone), the others stacked below.
+    // On a phone every panel is stacked: the first panel and the numbers, then the others, then
+    // the note. Where the column is wide enough (explorer.css), the two probability panels stand
+    // side by side under the sliders, the first panel and the numbers below them (issue 36.19).
     const top = el("div", { class: "blc-explorer-top" });
     const panels = el("div", { class: "blc-explorer-panels" });
     const m = PLANE_MARGIN, W = 340, plotW = W - m.left - m.right;
@@ -310,11 +319,13 @@
     });
     table.appendChild(body);
     top.appendChild(table);
-    live.appendChild(top);
+    inner.appendChild(top);
+    inner.appendChild(panels);
+    // the note where a width's bumps are too narrow to draw: below the panels, in a space kept
+    // for the longest note, so that its coming and going moves nothing (issue 36.19)
     const note = el("p", { class: "blc-explorer-note", role: "status" });
-    live.appendChild(note);
-    live.appendChild(panels);
-    live.appendChild(el("p", { class: "blc-explorer-key",
+    inner.appendChild(note);
+    inner.appendChild(el("p", { class: "blc-explorer-key",
       text: "Shading and contours: P(y = 1 | x) at 0.1, 0.3, 0.5 (thick), 0.7, 0.9; " +
         "dots: training points, rings: test points (blue y = 0, vermillion y = 1)." }));
 
@@ -342,7 +353,7 @@
         }
       });
       note.textContent = plane.note;
-      note.hidden = !plane.note;
+      note.style.visibility = plane.note ? "visible" : "hidden";
       spec.numbers.values[frame].forEach((v, k) => { cells[k].textContent = v; });
       const where = spec.sliders.map((s, k) => `${s.label} = ${s.text[state[k]]}`).join(", ");
       canvases.forEach((c, k) => c.setAttribute("aria-label", `${spec.panels[k].title} at ${where}`));
@@ -352,6 +363,24 @@
     const caption = figure.querySelector("figcaption");
     figure.insertBefore(live, caption);
     figure.classList.add("blc-explorer-on");
+    const notes = Array.from(new Set(spec.planes.map((p) => p.note).filter((t) => t)));
+    let reservedAt = -1;
+    const reserve = () => {             // the note's space: the tallest note at this width
+      if (note.clientWidth === reservedAt) return;
+      reservedAt = note.clientWidth;
+      const shown = note.textContent;
+      note.style.minHeight = "0";
+      let tallest = 0;
+      notes.forEach((text) => { note.textContent = text; tallest = Math.max(tallest, note.offsetHeight); });
+      note.textContent = shown;
+      note.style.minHeight = tallest + "px";
+    };
+    if (notes.length) {
+      reserve();
+      if (window.ResizeObserver) new ResizeObserver(reserve).observe(live);
+    } else {
+      note.style.display = "none";
+    }
     live.dataset.ready = "1";
   }
 

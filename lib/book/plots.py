@@ -22,11 +22,62 @@ MAX_WIDTH_IN = 5.7
 PROBABILITY_LINES = (0.1, 0.3, 0.5, 0.7, 0.9)
 
 
+#: Pixels stored per pixel of the style's 100 dpi (issue 36.17): a chapter's PNG holds twice the
+#: pixels of its natural size and says its natural size in the output's metadata (IPython's
+#: 'retina' PNG), so the page lays it out as before and a screen with two device pixels to the CSS
+#: px, or paper, gets the detail. Print sets a figure at the size it was drawn (an inch per 100
+#: natural px, scripts/print_pdf.py): 200 dots to the inch, more where it shrinks a tall one, and
+#: its text at the point size the style gives it.
+PIXEL_SCALE = 2
+
+
 def use_book_style() -> None:
-    """Apply the book's style sheet (:data:`STYLE`) to every later figure of the session."""
+    """Apply the book's style sheet (:data:`STYLE`) to every later figure of the session, and in
+    a Jupyter kernel store each figure as a PNG of :data:`PIXEL_SCALE` times its natural pixels,
+    with its natural size as the output's width and height (sharp in print, same on the page)."""
+    import matplotlib
     import matplotlib.pyplot as plt
 
+    shell = _ipython_shell()
+    if shell is not None and matplotlib.get_backend() in (
+            "inline", "module://matplotlib_inline.backend_inline"):
+        # the inline backend sets its formats and rcParams once, when first imported: before the
+        # style and the formatter below, so that neither is overwritten afterwards
+        import matplotlib_inline.backend_inline  # noqa: F401
     plt.style.use(STYLE)
+    if shell is not None:
+        from matplotlib.figure import Figure
+
+        shell.display_formatter.formatters["image/png"].for_type(Figure, sharp_png)
+
+
+def _ipython_shell():
+    try:
+        from IPython import get_ipython
+    except ImportError:                        # matplotlib without IPython: nothing to register
+        return None
+    shell = get_ipython()
+    return shell if shell is not None and hasattr(shell, "display_formatter") else None
+
+
+def sharp_png(fig, scale: float = None):
+    """``fig`` as a base64 PNG of ``scale`` (default :data:`PIXEL_SCALE`) times its natural pixels
+    and the output metadata giving its natural size in px: IPython's PNG formatter for the book's
+    figures (None for an empty figure, as IPython's own)."""
+    import base64
+    import io
+    import struct
+
+    if not fig.axes and not fig.lines:
+        return None
+    scale = PIXEL_SCALE if scale is None else scale
+    buffer = io.BytesIO()
+    fig.canvas.print_figure(buffer, format="png", dpi=fig.dpi * scale, bbox_inches="tight",
+                            facecolor=fig.get_facecolor(), edgecolor=fig.get_edgecolor())
+    data = buffer.getvalue()
+    width, height = struct.unpack(">II", data[16:24])
+    return (base64.b64encode(data).decode("ascii"),
+            {"width": round(width / scale), "height": round(height / scale)})
 
 
 

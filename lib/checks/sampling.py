@@ -54,12 +54,19 @@ def _problem(Phi, y, s2):
     return Phi, as_labels(y, "y", length=Phi.shape[0]), positive_scalar(s2, "s2")
 
 
-def _laplace(posterior, M: int) -> LaplacePosterior:
+def _laplace(posterior, M: int, name: str = "posterior") -> LaplacePosterior:
     if not isinstance(posterior, LaplacePosterior):
-        raise TypeError(f"posterior must be a LaplacePosterior, got {type(posterior).__name__}")
+        raise TypeError(f"{name} must be a LaplacePosterior, got {type(posterior).__name__}")
     if posterior.n_weights != M:
-        raise ValueError(f"posterior has {posterior.n_weights} weights, Phi has {M} columns")
+        raise ValueError(f"{name} has {posterior.n_weights} weights, Phi has {M} columns")
     return posterior
+
+
+#: Most Gauss-Hermite nodes per axis: numpy's rule is accurate to about 350 (its weights
+#: underflow and ``log_z`` turns NaN from about 375).
+MAX_NODES_PER_AXIS = 300
+#: Most nodes in all (``n_nodes ** M``): the joint is evaluated at every node at once.
+MAX_NODES = 2**20
 
 
 def _draws(draws) -> np.ndarray:
@@ -279,7 +286,7 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
     if precondition is None:
         shift, T = np.zeros(M), np.eye(M)
     else:
-        post = _laplace(precondition, M)
+        post = _laplace(precondition, M, "precondition")
         shift = post.w_map
         T = solve_triangular(post.chol, np.eye(M), lower=True).T    # L^{-T}
     shift_j, T_j = jnp.asarray(shift), jnp.asarray(T)
@@ -440,6 +447,10 @@ def quadrature_posterior(Phi, y, s2, posterior: LaplacePosterior, *,
         raise ValueError(f"quadrature_posterior needs M <= 3 weights (n_nodes**M nodes), got M = {M}")
     post = _laplace(posterior, M)
     n_nodes = int_at_least(n_nodes, "n_nodes", 2)
+    if n_nodes > MAX_NODES_PER_AXIS or n_nodes**M > MAX_NODES:
+        raise ValueError(f"n_nodes must be at most {MAX_NODES_PER_AXIS} (numpy's Gauss-Hermite rule "
+                         f"loses accuracy beyond) with n_nodes**M at most {MAX_NODES} (memory), "
+                         f"got n_nodes = {n_nodes} for M = {M}")
     # Gauss-Hermite rule centred and scaled by the Laplace fit (Liu & Pierce 1994)
     z1, om1 = np.polynomial.hermite_e.hermegauss(n_nodes)        # weight exp(-z^2/2)
     Z = np.stack(np.meshgrid(*([z1] * M), indexing="ij"), axis=-1).reshape(-1, M)

@@ -8,11 +8,11 @@ from dataclasses import dataclass, fields
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from lib._validate import as_design, as_labels, as_train_test, chain_values
+from lib._validate import as_design, as_labels, as_train_test, chain_values, flag, instance
 from lib._validate import width as check_width
 from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings
 from lib.laplace import ConvergenceError, log_posterior_from_activations
-from lib.scores import activation_scores
+from lib.scores import _activation_scores
 from lib.fastgrid.decompose import _make_solver
 from lib.fastgrid.forms import _curvature
 
@@ -208,7 +208,19 @@ def chain_fits(X_train, y_train, X_test, s2_values, width, s2_max, *, warm_start
     y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
     X_test = as_design(X_test, "X_test", n_cols=X_train.shape[1])
     s2_values, width = chain_values(s2_values, s2_max), check_width(width, "width")
-    work = Work() if work is None else work
+    warm_start, settings = _options(warm_start, settings)
+    work = Work() if work is None else instance(work, "work", Work, "a Work or None")
+    return _chain_fits(X_train, y_train, X_test, s2_values, width, float(s2_max), warm_start,
+                       settings, work)
+
+
+def _options(warm_start, settings):
+    """``warm_start`` and ``settings`` checked (a bool and a :class:`Settings`)."""
+    return flag(warm_start, "warm_start"), instance(settings, "settings", Settings)
+
+
+def _chain_fits(X_train, y_train, X_test, s2_values, width, s2_max, warm_start, settings, work):
+    """:func:`chain_fits` on checked arguments, a generator (no checks)."""
     with threadpool_limits(limits=1):                  # same arithmetic on any backend
         solver = _make_solver(X_train, X_test, width, s2_max, settings)   # one per chain
         work.setups += 1
@@ -238,13 +250,20 @@ def chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, *, wa
     work : Work
     """
     X_train, y_train, X_test, y_test = as_train_test(X_train, y_train, X_test, y_test)
-    s2_values = chain_values(s2_values, s2_max)
+    s2_values, width = chain_values(s2_values, s2_max), check_width(width, "width")
+    warm_start, settings = _options(warm_start, settings)
+    return _chain_rows(X_train, y_train, X_test, y_test, s2_values, width, float(s2_max),
+                       warm_start, settings)
+
+
+def _chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, warm_start, settings):
+    """:func:`chain_rows` on checked arguments (no checks)."""
     work, rows = Work(), []
-    fits = chain_fits(X_train, y_train, X_test, s2_values, width, s2_max,
-                      warm_start=warm_start, settings=settings, work=work)
+    fits = _chain_fits(X_train, y_train, X_test, s2_values, width, s2_max, warm_start, settings,
+                       work)
     for s2, fit in zip(s2_values, fits):
-        train = activation_scores(fit.a, fit.h, y_train)
-        test = activation_scores(fit.mu_test, fit.var_test, y_test)
+        train = _activation_scores(fit.a, fit.h, y_train)
+        test = _activation_scores(fit.mu_test, fit.var_test, y_test)
         rows.append({
             "s2": float(s2), "width": float(width), "log_evidence": fit.log_evidence,
             **{f"train_{key}": value for key, value in train.items()},

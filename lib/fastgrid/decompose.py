@@ -9,7 +9,7 @@ from scipy.linalg.lapack import dpotrf, dpstrf
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import reverse_cuthill_mckee
 
-from lib._validate import as_design, positive_int, positive_scalar
+from lib._validate import as_design, instance, positive_int, positive_scalar
 from lib._validate import width as check_width
 from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings
 from lib.features import rbf_from_squared_distances, squared_distances
@@ -34,6 +34,7 @@ def band_drop_threshold(n_train: int, s2_max: float, settings: Settings = DEFAUL
     float
     """
     n_train = positive_int(n_train, "n_train")
+    settings = instance(settings, "settings", Settings)
     return 4.0 * settings.band_tol / (positive_scalar(s2_max, "s2_max") * n_train * n_train)
 
 
@@ -176,6 +177,7 @@ def form_and_directions(X_train, width, s2_max, settings: Settings = DEFAULT_SET
     """
     X_train = as_design(X_train, "X_train")
     width, s2_max = check_width(width, "width"), positive_scalar(s2_max, "s2_max")
+    settings = instance(settings, "settings", Settings)
     solver = _make_solver(X_train, X_train[:1], width, s2_max, settings)
     R = rbf_from_squared_distances(squared_distances(X_train, X_train), width)
     form = {_Primal: "primal", _Dual: "dual", _Banded: "banded"}[type(solver)]

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lib._validate import as_design, as_vector
+from lib._validate import (as_design, as_train_test, as_vector, flag, instance, positive_int,
+                           prior_values)
 from lib._validate import width as check_width
 from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings
 from lib.features import rbf_from_squared_distances, squared_distances
-from lib.fastgrid.chain import chain_rows
+from lib.fastgrid.chain import _chain_rows
 from lib.fastgrid.decompose import band_drop_threshold
 
 
@@ -62,6 +63,7 @@ def estimate_costs(X_train, widths, s2_max, settings: Settings = DEFAULT_SETTING
     """
     X_train = as_design(X_train, "X_train")
     widths = [check_width(w, "widths") for w in as_vector(widths, "widths")]
+    settings = instance(settings, "settings", Settings)
     N = X_train.shape[0]
     rows = X_train[:: max(1, N // 200)]
     d2 = squared_distances(rows, X_train)
@@ -118,6 +120,10 @@ def plan_tasks(X_train, s2_sorted, widths, *, target_tasks=None, min_segment=Non
     -------
     list of Task
     """
+    settings = instance(settings, "settings", Settings)
+    s2_sorted = _ascending(s2_sorted)
+    target_tasks = positive_int(target_tasks, "target_tasks", allow_none=True)
+    min_segment = positive_int(min_segment, "min_segment", allow_none=True)
     target_tasks = settings.target_tasks if target_tasks is None else target_tasks
     min_segment = settings.min_segment if min_segment is None else min_segment
     per_point = estimate_costs(X_train, widths, s2_sorted[-1], settings)
@@ -136,6 +142,32 @@ def plan_tasks(X_train, s2_sorted, widths, *, target_tasks=None, min_segment=Non
 
 def run_task(X_train, y_train, X_test, y_test, s2_sorted, task, warm_start=True,
              settings: Settings = DEFAULT_SETTINGS):
-    """Rows and :class:`Work` of one task (:func:`chain_rows` on its segment)."""
-    return chain_rows(X_train, y_train, X_test, y_test, s2_sorted[task.start:task.stop],
-                      task.width, s2_sorted[-1], warm_start=warm_start, settings=settings)
+    """Rows and :class:`Work` of one task (:func:`chain_rows` on its segment).
+
+    ``s2_sorted``: the grid's prior variances, ascending; ``task``: one of :func:`plan_tasks`'s
+    for this ``s2_sorted``."""
+    X_train, y_train, X_test, y_test = as_train_test(X_train, y_train, X_test, y_test)
+    s2_sorted = _ascending(s2_sorted)
+    task = instance(task, "task", Task)
+    if not 0 <= task.start < task.stop <= s2_sorted.size:
+        raise ValueError(f"task must cover a segment of s2_sorted (0 <= start < stop <= "
+                         f"{s2_sorted.size}), got start={task.start}, stop={task.stop}")
+    check_width(task.width, "task.width")
+    warm_start, settings = flag(warm_start, "warm_start"), instance(settings, "settings", Settings)
+    return _run_task(X_train, y_train, X_test, y_test, s2_sorted, task, warm_start, settings)
+
+
+def _run_task(X_train, y_train, X_test, y_test, s2_sorted, task, warm_start=True,
+              settings: Settings = DEFAULT_SETTINGS):
+    """:func:`run_task` on checked arguments (no checks): :func:`lib.hyper.evidence_grid`'s
+    jobs."""
+    return _chain_rows(X_train, y_train, X_test, y_test, s2_sorted[task.start:task.stop],
+                       task.width, s2_sorted[-1], warm_start, settings)
+
+
+def _ascending(s2_sorted) -> np.ndarray:
+    """The grid's prior variances, checked: distinct, positive and ascending."""
+    arr = prior_values(s2_sorted, "s2_sorted")
+    if not np.array_equal(arr, np.asarray(s2_sorted, dtype=float)):
+        raise ValueError("s2_sorted must be ascending (sorted, as the grid's chains are)")
+    return arr

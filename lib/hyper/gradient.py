@@ -103,7 +103,9 @@ def _rbf_from_distances(d2: np.ndarray, width: float) -> tuple[np.ndarray, np.nd
     K = rbf_from_squared_distances(d2, width)                # exp(-|x - c|^2 / (2 l^2))
     ones = np.ones((d2.shape[0], 1))
     Phi = np.hstack([K, ones])
-    D = np.hstack([K * (d2 / width**2), np.zeros_like(ones)])  # l dK/dl; the bias has none
+    with np.errstate(over="ignore", invalid="ignore"):      # d2 / l^2 = inf where K = 0
+        KD = np.where(K > 0, K * (d2 / width**2), 0.0)
+    D = np.hstack([KD, np.zeros_like(ones)])                 # l dK/dl; the bias has none
     return Phi, D
 
 

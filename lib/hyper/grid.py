@@ -30,7 +30,9 @@ from joblib import Parallel, delayed
 from tqdm import tqdm
 
 from lib import fastgrid
-from lib._validate import (as_train_test, as_vector, choice, positive_scalar, prior_values,
+from lib.fastgrid.schedule import _run_task
+from lib._validate import (as_train_test, as_vector, choice, flag, int_at_least, positive_scalar,
+                           prior_values,
                            width_values)
 from lib._validate import width as check_width
 from lib.scores import _score_posterior
@@ -125,6 +127,7 @@ def default_n_jobs(n_tasks: int) -> int:
     -------
     int
     """
+    n_tasks = int_at_least(n_tasks, "n_tasks", 0)
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):                  # not on every platform
@@ -188,6 +191,8 @@ def evidence_grid(
     s2_sorted = prior_values(s2_values, "s2_values")
     widths = width_values(widths, "widths")
     engine = choice(engine, "engine", ENGINES)
+    progress, warm_start = flag(progress, "progress"), flag(warm_start, "warm_start")
+    cache = flag(cache, "cache")
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer))
                                or n_jobs == 0):
         raise ValueError(f"n_jobs must be None or a non-zero integer (as for joblib), got {n_jobs!r}")
@@ -213,7 +218,7 @@ def _jobs(inputs, engine: str, warm_start: bool):
     """The grid's tasks as joblib jobs: the engine's plan, or one width per reference task."""
     if engine == "fast":
         tasks = fastgrid.plan_tasks(inputs[0], inputs[4], inputs[5])
-        return [delayed(fastgrid.run_task)(*inputs[:5], task, warm_start) for task in tasks]
+        return [delayed(_run_task)(*inputs[:5], task, warm_start) for task in tasks]
     return [delayed(_reference_task)(*inputs[:5], width) for width in inputs[5]]
 
 

@@ -19,7 +19,9 @@ from scipy.special import expit
 from scipy.linalg import cholesky, solve_triangular
 
 from lib._validate import width as check_width
-from lib._validate import as_design, as_labels, as_nonnegative, instance, kernel, positive_int, positive_scalar
+from lib._validate import (as_design, as_labels, as_nonnegative, instance, kernel, positive_int,
+                           positive_scalar)
+from lib._validate import MAX_INPUT
 from lib.features import squared_distances
 from lib.laplace import ConvergenceError
 from lib.likelihood import log_likelihood_from_activations, logistic_curvature, sigmoid
@@ -64,7 +66,8 @@ def rbf_kernel(X_a, X_b, signal_var, width) -> np.ndarray:
     X_b = as_design(X_b, "X_b", n_cols=X_a.shape[1])
     signal_var = positive_scalar(signal_var, "signal_var")
     width = check_width(width, "width")
-    return signal_var * np.exp(-squared_distances(X_a, X_b) / (2.0 * width**2))
+    with np.errstate(over="ignore"):       # d2 / l^2 = inf (tiny width, distant inputs): exp = 0
+        return signal_var * np.exp(-squared_distances(X_a, X_b) / (2.0 * width**2))
 
 
 @dataclass(frozen=True)
@@ -191,7 +194,26 @@ def predict_latent(fit: GPLaplace, K_star, k_star_diag) -> tuple[np.ndarray, np.
     k_diag = as_nonnegative(k_star_diag, "k_star_diag", length=K_star.shape[1])
     mean = K_star.T @ fit.grad                                # line 4: k_*^T grad log p(y | f_hat)
     v = solve_triangular(fit.chol, fit.sqrt_w[:, None] * K_star, lower=True)   # line 5
-    return mean, k_diag - np.einsum("ns,ns->s", v, v)         # line 6: k(x_*, x_*) - v.v
+    explained = np.einsum("ns,ns->s", v, v)
+    var = k_diag - explained                                  # line 6: k(x_*, x_*) - v.v
+    # v.v <= k(x_*, x_*) for a kernel: a clearly negative variance means k_star_diag is not the
+    # prior variance of the points K_star describes (rounding alone stays far below 1e-8)
+    if np.any(var < -1e-8 * np.maximum(k_diag, explained)):
+        worst = int(np.argmin(var / np.maximum(np.maximum(k_diag, explained), 1e-300)))
+        raise ValueError(f"k_star_diag is inconsistent with K_star (and the fit's kernel): at "
+                         f"test point {worst} k(x_*, x_*) = {k_diag[worst]:.6g} is below the "
+                         f"variance K_star explains, {explained[worst]:.6g} (negative variance)")
+    return mean, var
+
+
+def _signal_variance(value) -> float:
+    """A signal variance ``s_f^2``: positive and at most :data:`lib._validate.MAX_INPUT` (a
+    kernel's largest entry), or an error naming ``signal_var``."""
+    value = positive_scalar(value, "signal_var")
+    if value > MAX_INPUT:
+        raise ValueError(f"signal_var must be at most {MAX_INPUT:g} (the kernel's entries, "
+                         f"products and squares must not overflow), got {value!r}")
+    return value
 
 
 def rbf_evidence_gradient(X_train, y_train, signal_var, width) -> tuple[float, np.ndarray, GPLaplace]:
@@ -220,7 +242,7 @@ def rbf_evidence_gradient(X_train, y_train, signal_var, width) -> tuple[float, n
     d2 = squared_distances(X_train, X_train)
     width = check_width(width, "width")
     # Based on R&W algorithm 5.1
-    K = positive_scalar(signal_var, "signal_var") * np.exp(-d2 / (2.0 * width**2))   # line 2
+    K = _signal_variance(signal_var) * np.exp(-d2 / (2.0 * width**2))   # line 2
     fit = fit_gp_laplace(K, y_train)                          # lines 3-6: f_hat, W, L, log Z
     L, sw, a = fit.chol, fit.sqrt_w, fit.grad
     # Line 7: R = W^1/2 L^T \ (L \ W^1/2)

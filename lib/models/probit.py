@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import erfc, erfcx, log_ndtr, ndtr
 
-from lib._validate import real_values
+from lib._validate import as_vector, real_values
 from lib.likelihood import Likelihood
 
 SQRT2 = float(np.sqrt(2.0))
@@ -34,7 +34,7 @@ TRUE_SERIES = (1.0, -1.0, 3.0, -15.0)
 def log_half_erfc(h) -> np.ndarray:
     """``log((1/2) erfc(h)) = log N(-sqrt(2) h)``, stable for every real ``h``."""
     # The note's eq. (5) term for sigma = -1, by scipy's log_ndtr instead of log and erfc
-    return log_ndtr(-SQRT2 * np.asarray(h, dtype=float))
+    return log_ndtr(-SQRT2 * real_values(h, "h"))
 
 
 def erfc_ratio(h) -> np.ndarray:
@@ -46,48 +46,72 @@ def erfc_ratio(h) -> np.ndarray:
     # exp(-h^2) / erfc(h) is x / 0 from h = 26.7 (erfc underflows) and 0 / 0 from h = 27.3 (book
     # chapter "The probit likelihood", its numerics section), so the note's switch to its asymptotic
     # series at |h| >= 20 is not needed
+    return _erfc_ratio(real_values(h, "h"))
+
+
+def _erfc_ratio(h) -> np.ndarray:
+    """:func:`erfc_ratio` of a float array (no checks: the likelihood's hot path)."""
     with np.errstate(over="ignore"):        # erfcx = inf (h < -26.6): r = 0, its limit
-        return 2.0 / (SQRT_PI * erfcx(np.asarray(h, dtype=float)))
+        return 2.0 / (SQRT_PI * erfcx(h))
 
 
 def naive_log_half_erfc(h) -> np.ndarray:
     """``log((1/2) erfc(h))`` evaluated as written (``-inf`` once ``erfc`` underflows)."""
     # The note's eq. (5) term for sigma = -1, as printed
+    h = real_values(h, "h")
     with np.errstate(all="ignore"):
-        return np.log(0.5 * erfc(np.asarray(h, dtype=float)))
+        return np.log(0.5 * erfc(h))
 
 
 def naive_log_one_minus_half_erfc(h) -> np.ndarray:
     """``log(1 - (1/2) erfc(h))`` as the note's eq. (5) writes it (cancels for ``h < -6``)."""
     # The note's eq. (5) term for sigma = +1, as printed
+    h = real_values(h, "h")
     with np.errstate(all="ignore"):
-        return np.log(1.0 - 0.5 * erfc(np.asarray(h, dtype=float)))
+        return np.log(1.0 - 0.5 * erfc(h))
 
 
 def naive_erfc_ratio(h) -> np.ndarray:
     """``(2 / sqrt(pi)) exp(-h^2) / erfc(h)`` as written (``0 / 0 = nan`` for large ``h``)."""
-    h = np.asarray(h, dtype=float)
+    h = real_values(h, "h")
     with np.errstate(all="ignore"):
         return 2.0 / SQRT_PI * np.exp(-h * h) / erfc(h)
 
 
 def asymptotic_bracket(h, series=TRUE_SERIES) -> np.ndarray:
-    """``sum_n c_n / (2 h^2)^n``, the bracket of the note's asymptotic expansion (``h > 0``)."""
+    """``sum_n c_n / (2 h^2)^n``, the bracket of the note's asymptotic expansion (``h > 0``).
+
+    Asymptotic: for small ``h`` the bracket may be negative (then the ``log`` of
+    :func:`asymptotic_log_half_erfc` is NaN, with numpy's warning)."""
+    return _bracket(*_positive_h_series(h, series))
+
+
+def _positive_h_series(h, series):
+    """``h`` (positive, no NaN) and ``series`` (finite coefficients) checked."""
+    h = real_values(h, "h")
+    if not np.all(h > 0):
+        raise ValueError("h must be positive (the asymptotic expansion is for large h)")
+    coefficients = as_vector(series, "series").tolist()
+    return h, coefficients
+
+
+def _bracket(h, series):
+    """:func:`asymptotic_bracket` on checked arguments (no checks)."""
     # Book eq. pr-asymptotic with TRUE_SERIES; the note's (after Menzel) with NOTE_SERIES
-    x = 1.0 / (2.0 * np.asarray(h, dtype=float) ** 2)
+    x = 1.0 / (2.0 * h ** 2)
     return sum(c * x**n for n, c in enumerate(series))
 
 
 def asymptotic_log_half_erfc(h, series=TRUE_SERIES) -> np.ndarray:
     """The note's ``log((1/2) erfc(h)) ~ -h^2 - log h - log(2 sqrt(pi)) + log[bracket]``."""
-    h = np.asarray(h, dtype=float)
-    return -h * h - np.log(h) - np.log(2.0 * SQRT_PI) + np.log(asymptotic_bracket(h, series))
+    h, series = _positive_h_series(h, series)
+    return -h * h - np.log(h) - np.log(2.0 * SQRT_PI) + np.log(_bracket(h, series))
 
 
 def asymptotic_ratio(h, series=TRUE_SERIES) -> np.ndarray:
     """The note's ``exp(-h^2) / erfc(h) ~ h sqrt(pi) / [bracket]`` (without ``2 / sqrt(pi)``)."""
-    h = np.asarray(h, dtype=float)
-    return h * SQRT_PI / asymptotic_bracket(h, series)
+    h, series = _positive_h_series(h, series)
+    return h * SQRT_PI / _bracket(h, series)
 
 
 def _signed(a, y):
@@ -110,13 +134,13 @@ def gradient(a, y) -> np.ndarray:
     """``d log p(y_n | a_n) / da_n = (2 y_n - 1) r(-t_n)`` per point (no checks)."""
     # Book eq. pr-derivatives; the likelihood part of the note's gradient, eq. (6), carries a
     # further -1/N (the note minimises -log p / N)
-    return np.where(y == 1, 1.0, -1.0) * erfc_ratio(-_signed(a, y))
+    return np.where(y == 1, 1.0, -1.0) * _erfc_ratio(-_signed(a, y))
 
 
 def curvature(a, y) -> np.ndarray:
     """``W_nn = -d^2 log p(y_n | a_n) / da_n^2 = q (q + 2 t)``, ``q = r(-t_n)`` (no checks)."""
     t = _signed(a, y)
-    q = erfc_ratio(-t)
+    q = _erfc_ratio(-t)
     # Book eq. pr-derivatives; the note's curvature matrix is (Phi^T W Phi + S^{-1}) / N
     return q * (q + 2.0 * t)
 
@@ -127,7 +151,7 @@ def curvature_derivative(a, y) -> np.ndarray:
     From ``dq/dt = -W`` (since ``r'(h) = r (r - 2 h)``): ``dW/dt = -W (q + 2 t) + q (2 - W)``.
     """
     t = _signed(a, y)
-    q = erfc_ratio(-t)
+    q = _erfc_ratio(-t)
     W = q * (q + 2.0 * t)
     return np.where(y == 1, 2.0, -2.0) * (q - W * (q + t))  # book eq. pr-third
 
@@ -162,5 +186,6 @@ def predictive_proba(mu, var) -> np.ndarray:
     if np.any(np.isinf(mu)) or mu.size == 0:
         raise ValueError("mu must hold at least one finite number")
     if var.shape not in ((), mu.shape):
-        raise ValueError(f"var must be a scalar or of mu's shape {mu.shape}, got shape {var.shape}")
+        raise ValueError(f"mu and var must have the same shape (or var be a scalar), got shapes "
+                         f"{mu.shape} and {var.shape}")
     return ndtr(mu / np.sqrt(0.5 + var))                    # book eq. pr-predictive, c = sqrt(2)

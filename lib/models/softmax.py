@@ -17,6 +17,7 @@ from scipy.linalg import cho_factor, cho_solve, solve_triangular
 from scipy.special import log_softmax, softmax
 
 from lib import _validate
+from lib.laplace import ConvergenceError
 
 __all__ = [
     "one_hot", "log_likelihood", "gradient", "hessian", "log_posterior",
@@ -131,7 +132,7 @@ def fit_softmax_laplace(Phi, Y, s2, *, tol: float = 1e-10, max_iter: int = 100) 
         A = -hessian(w, Phi) + np.eye(K * M) / s2
         if np.max(np.abs(g)) < tol:
             break
-        d = cho_solve(cho_factor(A, lower=True), g)
+        d = cho_solve(_cho_factor(A, s2), g)
         t = 1.0
         while True:
             w_new = w + t * d
@@ -142,9 +143,28 @@ def fit_softmax_laplace(Phi, Y, s2, *, tol: float = 1e-10, max_iter: int = 100) 
             t /= 2
         w, psi = w_new, psi_new
     else:
-        raise RuntimeError(f"Newton did not converge in {max_iter} iterations")
-    L = np.linalg.cholesky(A)
+        raise ConvergenceError(f"max_iter = {max_iter} Newton steps were not enough: the "
+                               f"largest gradient entry is still above tol = {tol:g}")
+    try:
+        L = np.linalg.cholesky(A)
+    except np.linalg.LinAlgError:
+        _cho_factor(A, s2)                   # raises the error naming s2
+        raise
     return SoftmaxLaplace(w_map=w, L=L, s2=s2, K=K, M=M, n_iter=it - 1)
+
+
+def _cho_factor(A, s2):
+    """``cho_factor(A, lower=True)``, or a :class:`lib.ConvergenceError` naming ``s2`` when the
+    precision is not positive definite in floating point: the softmax likelihood is flat along
+    the K directions that add one vector to every class's weights, so there ``A`` is ``I / s2``
+    alone, lost to rounding against the curvature once ``s2`` is very large."""
+    try:
+        return cho_factor(A, lower=True)
+    except np.linalg.LinAlgError:
+        raise ConvergenceError(
+            f"s2 = {s2:.3g} is too large: the posterior precision A = I/s2 - grad grad L is not "
+            "positive definite in floating point (the softmax likelihood leaves K directions "
+            "to the prior alone); use a smaller s2") from None
 
 
 def activation_moments(post: SoftmaxLaplace, Phi_star):

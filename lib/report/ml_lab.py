@@ -17,7 +17,7 @@ import numpy as np
 from scipy.special import expit
 
 from lib._validate import width as check_width
-from lib._validate import as_labels, as_matrix, positive_int
+from lib._validate import as_labels, as_matrix, int_at_least, positive_int
 from lib.data import random_split
 from lib.features import linear_features, rbf_features
 from lib.likelihood import label_log_probs, sigmoid
@@ -86,7 +86,7 @@ def split_rows(n_rows: int, seed: int, train_fraction: float = 0.75):
         In the order ``random_split`` returns them.
     test_rows : ndarray of int, shape (N - N_train,)
     """
-    n_rows = positive_int(n_rows, "n_rows")
+    n_rows = int_at_least(n_rows, "n_rows", 2)       # both sets non-empty
     rows = np.arange(n_rows, dtype=float)[:, None]
     tr, _, te, _ = random_split(rows, np.zeros(n_rows), train_fraction=train_fraction, seed=seed)
     return tr[:, 0].astype(int), te[:, 0].astype(int)
@@ -180,6 +180,8 @@ def split_paths(X, y, *, width: float | None, seeds, n_steps: int, record_every:
     seeds = np.asarray(seeds)
     if seeds.ndim != 1 or seeds.size == 0 or not np.issubdtype(seeds.dtype, np.integer):
         raise ValueError(f"seeds must be a non-empty 1-D sequence of integers, got {seeds!r}")
+    if np.any(seeds < 0):
+        raise ValueError(f"seeds must be non-negative integers (random seeds), got {seeds.min()}")
     n_steps = positive_int(n_steps, "n_steps")
     record_every = positive_int(record_every, "record_every")
     if n_steps % record_every:

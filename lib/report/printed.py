@@ -6,7 +6,7 @@ maximum-likelihood lab). Every figure below is **quoted as printed**, as a strin
 value of ours rounded to look like it), with the table or section it comes from. Chapters show these
 beside ours with :func:`compare`; they are never used in place of a computation.
 
-Labels follow the report's own tables, typos included; the errata are in the chapters (e.g. the
+Labels follow the report's own tables, typos included; the remarks are in the chapters (e.g. the
 Bayes blocks of tables 2 and 3 and the ``l = 0.01`` blocks of tables 8 and 9 label both rows
 ``y = 0``: here the second row is stored under ``"y=1"``, which is what it is).
 """
@@ -148,20 +148,43 @@ TEXT: dict = {
 }
 
 
+def _figure(value, name: str = "value") -> str:
+    """``value`` if it is a printed figure: a string holding one finite number, else an error
+    naming ``name``. A float is refused: it has lost the decimals the report printed (``0.51``
+    would read as 52 decimals, ``1.0`` as one)."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a printed figure (str), got {type(value).__name__}")
+    try:
+        number = Decimal(value.strip())
+    except ArithmeticError:
+        raise ValueError(f"{name} {value!r} is not a single printed number") from None
+    if not number.is_finite():
+        raise ValueError(f"{name} must be a finite printed number, got {value!r}")
+    return value
+
+
+def _whole(value, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
+    return int(value)
+
+
 def printed(value: str) -> float:
     """The number a printed figure stands for (``"-0.060"`` -> ``-0.06``; ``"95/86%"`` is not one)."""
-    if not isinstance(value, str):
-        raise TypeError(f"value must be a printed figure (str), got {type(value).__name__}")
-    try:
-        return float(value)
-    except ValueError:
-        raise ValueError(f"value {value!r} is not a single printed number") from None
+    return float(_figure(value))
 
 
 def decimals(value: str) -> int:
-    """Number of decimals a printed figure shows (``"-0.060"`` -> 3, ``"1"`` -> 0)."""
-    exponent = Decimal(value).as_tuple().exponent
-    return max(0, -int(exponent))
+    """Number of decimals a printed figure shows (``"-0.060"`` -> 3, ``"1"`` -> 0).
+
+    The figure must be the printed string: a float has lost the decimals the report printed
+    (``0.51`` would read as 52 decimals, ``1.0`` as one), so it is refused.
+    """
+    return _decimals(_figure(value))
+
+
+def _decimals(value: str) -> int:
+    return max(0, -int(Decimal(value.strip()).as_tuple().exponent))
 
 
 def agrees(value: str, ours: float) -> bool:
@@ -170,12 +193,21 @@ def agrees(value: str, ours: float) -> bool:
     Rounding is half-away-from-zero on the decimal value of ``ours`` as Python prints it, the way a
     report's table is usually produced (``0.905`` -> ``"0.91"``).
     """
-    ours = float(ours)
+    return _agrees(_figure(value), _ours(ours))
+
+
+def _ours(ours, name: str = "ours") -> float:
+    if isinstance(ours, (bool, str)) or not isinstance(ours, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a real number, got {type(ours).__name__}")
     if not np.isfinite(ours):
-        raise ValueError(f"ours must be finite, got {ours}")
-    quantum = Decimal(1).scaleb(-decimals(value))
+        raise ValueError(f"{name} must be finite, got {ours}")
+    return float(ours)
+
+
+def _agrees(value: str, ours: float) -> bool:
+    quantum = Decimal(1).scaleb(-_decimals(value))
     rounded = Decimal(repr(ours)).quantize(quantum, rounding="ROUND_HALF_UP")
-    return rounded == Decimal(value).quantize(quantum)
+    return rounded == Decimal(value.strip()).quantize(quantum)
 
 
 def compare(rows: Iterable[tuple[str, str, float]], ours_decimals: int = 3):
@@ -198,15 +230,22 @@ def compare(rows: Iterable[tuple[str, str, float]], ours_decimals: int = 3):
     """
     import pandas as pd
 
+    ours_decimals = _whole(ours_decimals, "ours_decimals")
+    if rows is None or isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
+        raise TypeError(f"rows must be an iterable of (quantity, printed, ours), got {rows!r}")
     records = []
-    for quantity, value, ours in rows:
-        shown = max(ours_decimals, decimals(value))
+    for k, row in enumerate(rows):
+        if not isinstance(row, (tuple, list)) or len(row) != 3:
+            raise ValueError(f"rows[{k}] must be a (quantity, printed, ours) triple, got {row!r}")
+        quantity, value, ours = row
+        value, ours = _figure(value, f"rows[{k}] printed"), _ours(ours, f"rows[{k}] ours")
+        shown = max(ours_decimals, _decimals(value))
         records.append(
             {
                 "quantity": quantity,
                 "report": value,
-                "ours": f"{float(ours):.{shown}f}",
-                "reproduced?": "yes" if agrees(value, ours) else "no",
+                "ours": f"{ours:.{shown}f}",
+                "reproduced?": "yes" if _agrees(value, ours) else "no",
             }
         )
     if not records:
@@ -219,6 +258,14 @@ def confusion_rows(label: str, printed_matrix: _Matrix, ours) -> list[tuple[str,
     ours = np.asarray(ours, dtype=float)
     if ours.shape != (2, 2):
         raise ValueError(f"ours must be a 2 x 2 confusion matrix, got shape {ours.shape}")
+    try:
+        cells = [[printed_matrix[i][j] for j in range(2)] for i in range(2)]
+    except (TypeError, IndexError, KeyError):
+        raise TypeError(f"printed_matrix must be a 2 x 2 nested sequence of printed figures, got "
+                        f"{printed_matrix!r}") from None
+    for i in range(2):
+        for j in range(2):
+            _figure(cells[i][j], f"printed_matrix[{i}][{j}]")
     return [
         (f"{label} P(ŷ={j} | y={i})", printed_matrix[i][j], ours[i, j])
         for i in range(2)
@@ -240,14 +287,17 @@ def confusion_frame(matrices: Mapping[str, object], *, truth: str = "y", predict
     Returns
     -------
     pandas.DataFrame
-        Rows ``truth = 0, 1``; columns a MultiIndex (block, ``prediction = 0, 1``).
+        Rows ``truth = 0, 1``; columns a MultiIndex (block, ``prediction = 0, 1``), a block named
+        ``"report"`` first (the order of :func:`compare`: report, then ours).
     """
     import pandas as pd
 
+    digits = _whole(digits, "digits")
     if not matrices:
         raise ValueError("matrices must hold at least one block")
     blocks = {}
-    for name, matrix in matrices.items():
+    # one column order in every report-vs-ours display: the report's block first
+    for name, matrix in sorted(matrices.items(), key=lambda item: item[0] != "report"):
         cells = np.asarray(matrix, dtype=object)
         if cells.shape != (2, 2):
             raise ValueError(f"matrices[{name!r}] must be 2 x 2, got shape {cells.shape}")

@@ -1,6 +1,7 @@
 """The interactive explorers (issue 21) in headless Chromium, served from 127.0.0.1.
 
-On the grid and the predictive chapters: each explorer starts (its data decoded by the book's
+On the pages of the grid and predictive explorers (the optional chapters broad_prior and
+probit_accuracy): each explorer starts (its data decoded by the book's
 own script, no request to any other host, no console error) and takes the place of its figure's
 static image; moving each slider (its value set and an ``input`` event dispatched) changes the
 drawing and the numbers; the numbers shown at two settings of each explorer equal the values
@@ -59,7 +60,7 @@ input.dispatchEvent(new Event("input", {bubbles: true}));
 
 _SPEC = "return JSON.parse(document.querySelector('.blc-explorer script').textContent);"
 
-PAGES = {"grid": "#fig-grid-explorer", "predictive": "#fig-pr-explorer"}
+PAGES = {"broad_prior": "#fig-grid-explorer", "probit_accuracy": "#fig-pr-explorer"}
 
 
 @pytest.fixture(scope="module")
@@ -134,11 +135,11 @@ def _fit(X_train, y_train, X_test, s2, width):
 
 def test_grid_numbers_are_the_laplace_fit_at_two_settings(opened, browser, lab, served_book):  # noqa: F811
     X_train, y_train, X_test, y_test = lab
-    spec = opened("grid")
+    spec = opened("broad_prior")
     s2_values, widths = (spec["sliders"][k]["values"] for k in (0, 1))
     for i, j in ((spec["sliders"][0]["initial"], spec["sliders"][1]["initial"]), (2, 1)):
-        _move(browser, "grid", "s2", i)
-        shown = _move(browser, "grid", "l", j)["numbers"]
+        _move(browser, "broad_prior", "s2", i)
+        shown = _move(browser, "broad_prior", "l", j)["numbers"]
         post, Phi_train, Phi_test = _fit(X_train, y_train, X_test, s2_values[i], widths[j])
         scores = lib.score_posterior(post, Phi_train, y_train, Phi_test, y_test)
         expected = {"log_evidence": f"{scores['log_evidence']:.2f}",
@@ -150,12 +151,12 @@ def test_grid_numbers_are_the_laplace_fit_at_two_settings(opened, browser, lab, 
 
 def test_predictive_numbers_are_the_laplace_fit_at_two_settings(opened, browser, lab, served_book):  # noqa: F811
     X_train, y_train, X_test, y_test = lab
-    spec = opened("predictive")
-    labels = _state(browser, "predictive")["labels"]
+    spec = opened("probit_accuracy")
+    labels = _state(browser, "probit_accuracy")["labels"]
     s2_values = spec["sliders"][0]["values"]
     width = 0.5        # the predictive chapter's explorer sweeps s2 at the course's width
     for k in (spec["sliders"][0]["initial"], len(s2_values) - 2):
-        shown = _move(browser, "predictive", "s2", k)["numbers"]
+        shown = _move(browser, "probit_accuracy", "s2", k)["numbers"]
         post, _, Phi_test = _fit(X_train, y_train, X_test, s2_values[k], width)
         _, var = lib.activation_moments(post, Phi_test)
         a_map, a_pred = lib.map_logits(post, Phi_test), lib.predictive_logits(post, Phi_test)
@@ -413,13 +414,13 @@ def test_sliders_and_both_panels_share_the_screen_at_desktop_width(name, opened,
 def test_the_ring_stays_inside_the_heat_map(opened, browser, served_book):  # noqa: F811
     """The ring around the chosen setting is drawn whole at every corner of the grid (it was
     cut at the heat map's top edge)."""
-    spec = opened("grid")
+    spec = opened("broad_prior")
     sizes = {s["key"]: len(s["values"]) for s in spec["sliders"]}
     for s2_index in (0, sizes["s2"] - 1):
         for l_index in (0, sizes["l"] - 1):
-            _move(browser, "grid", "s2", s2_index)
-            _move(browser, "grid", "l", l_index)
-            seen = _rects(browser, "grid")
+            _move(browser, "broad_prior", "s2", s2_index)
+            _move(browser, "broad_prior", "l", l_index)
+            seen = _rects(browser, "broad_prior")
             x, y, r = map(float, seen["ring"].split(","))
             width, height = seen["heat"]
             assert r <= x <= width - r and r <= y <= height - r, (s2_index, l_index, seen["ring"])

@@ -323,27 +323,34 @@ def test_no_page_is_blank_or_holds_only_a_heading(printed, book):
 
 
 #: Words that say what only the screen does: moving a slider, clicking, dragging, the fold bars'
-#: labels, the maintainers' commands (issue 36.16). Matched in the squeezed text (no spaces); a
+#: labels, the maintainers' commands (issue 36.16), regular expressions matched as whole words; a
 #: word inside a `print-only` container (its text is left out first) may say them.
-SCREEN_WORDS = ("Slide", "slider", "click", "drag", "hover", "Showcode", "Hidecode",
-                "foldedunder", "maketest")
+SCREEN_WORDS = (r"Slide(?! \d)", r"sliders?", r"click(?:s|ed|ing)?", r"drag(?:s|ged|ging)?",
+                r"hover(?:s|ed|ing)?", r"Show code", r"Hide code", r"folded under", r"make test")
+
+
+def _spaced(text):
+    """``text`` with each run of whitespace made one space (words stay apart: squeezed, "with
+    overlapping" would read as "hover", "slide read" as "slider")."""
+    return re.sub(r"\s+", " ", text)
 
 
 def _screen_words(text):
-    """Each screen-only word's places in ``text`` (squeezed): [(word, start, end)]."""
+    """Each screen-only word's places in ``text`` (spaced, :func:`_spaced`), as whole words:
+    [(word, start, end)]."""
     return [(word, hit.start(), hit.end()) for word in SCREEN_WORDS
-            for hit in re.finditer(re.escape(word) + (r"(?!\d)" if word == "Slide" else ""), text)]
+            for hit in re.finditer(r"(?<!\w)" + word + r"(?![\w\d])", text)]
 
 
 def test_no_screen_only_words_in_print(printed, book):
     seen, _ = printed
     allowed = {}
     for block in seen["print_only"]:
-        for word, _, _ in _screen_words(_squeezed(block)):
+        for word, _, _ in _screen_words(_spaced(block)):
             allowed[word] = allowed.get(word, 0) + 1
     found = {}
     for i in range(book["front"], len(book["pages"])):
-        text = _squeezed(" ".join(book["pages"][i]))
+        text = _spaced(" ".join(book["pages"][i]))
         for word, start, end in _screen_words(text):
             found.setdefault(word, []).append(
                 (book["labels"][i], text[max(0, start - 30):end + 30]))

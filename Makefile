@@ -10,6 +10,8 @@
 # Both install MathJax and axe-core (pinned, sha256-checked, from the npm registry) into the
 # git-ignored _vendor/, so the book renders its math offline and the browser test checks accessibility.
 # For authors:
+#   make check    lib's unit, property and reference-value tests and the chapters' static checks
+#                 (about a minute: no book build, browser or chapter run)
 #   make execute  re-executes every chapter in place (then commit the outputs)
 #   make lock     re-pins requirements.lock from the venv and regenerates environment.yml
 #   make bench    runs the benchmarks
@@ -42,7 +44,7 @@ export OPENBLAS_NUM_THREADS ?= 1
 export OMP_NUM_THREADS ?= 1
 export MKL_NUM_THREADS ?= 1
 
-.PHONY: book pdf pdf-course test execute lock bench clean check-data mathjax
+.PHONY: book pdf pdf-course test check execute lock bench clean check-data mathjax
 
 $(STAMP): requirements.lock pyproject.toml
 	@test -n "$(PYVER)" && "$(PYTHON)" -c '$(PY_SUPPORTED)' || { echo "No Python 3.11-3.13 found (tried python3.13, python3.12, python3.11 and pyenv's $(PYENV_VERSIONS)); name one: make $(MAKECMDGOALS) PYTHON=/path/to/python3.13" >&2; exit 1; }
@@ -88,6 +90,11 @@ check-data: $(STAMP)
 
 test: $(STAMP) $(MATHJAX) check-data
 	$(BIN)/python -m pytest
+
+# For authors, after changing a function or a chapter: lib's unit, property and reference-value
+# tests and the chapters' static checks (no book build, no browser, no chapter run): about a minute.
+check: $(STAMP) check-data
+	$(BIN)/python -m pytest -m "not book"
 
 execute: $(STAMP)
 	$(BIN)/jupyter nbconvert --to notebook --execute --inplace \

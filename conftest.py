@@ -52,7 +52,25 @@ _COSTLY_FIRST = (
 )
 
 
+# The fixtures that build, serve, print or run the book: a test using one is marked ``book``.
+# `make check` (pytest -m "not book") runs the rest: lib's unit, property and reference-value
+# tests and the chapters' static checks, in about a minute.
+BOOK_FIXTURES = {"book_build", "served_book", "printed", "browser", "student_env", "other_envs"}
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "book: builds, serves, prints or runs the book (not in `make check`)")
+
+
 def pytest_collection_modifyitems(config, items):
+    import pytest
+
+    for item in items:
+        callspec = getattr(item, "callspec", None)   # a parameter is not a fixture
+        fixtures = set(getattr(item, "fixturenames", ())) - set(callspec.params if callspec else ())
+        if BOOK_FIXTURES & fixtures:
+            item.add_marker(pytest.mark.book)
+
     def rank(item):
         scope = _scope(item.nodeid)
         return _COSTLY_FIRST.index(scope) if scope in _COSTLY_FIRST else len(_COSTLY_FIRST)

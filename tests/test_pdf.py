@@ -45,23 +45,27 @@ def _titles():
 
 
 @pytest.fixture(scope="session")
-def printed(tmp_path_factory):
+def printed(book_build):
+    """The one-page HTML book, built as `make pdf` builds it but on top of the session's HTML
+    build (tests/conftest.py): into the same output folder, so Sphinx reuses the chapters it
+    has read and only writes the page; then printed. ``(what the page held, the PDF's path)``;
+    the PDF lies beside ``_build/singlehtml``, which some tests read."""
     if not (shutil.which("chromium") and shutil.which("chromedriver")):
         if os.environ.get("CI"):
             pytest.fail("Chromium and chromedriver are needed for the PDF (.ci/run installs them)")
         pytest.skip("Chromium or chromedriver is not installed")
     import print_pdf
 
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "install_mathjax.py")], check=True)
-    out = tmp_path_factory.mktemp("pdf")
+    _, html = book_build
+    out = html.parents[1]                      # <out>/_build/html -> <out>
     jb = Path(sys.executable).with_name("jupyter-book")
     build = subprocess.run([str(jb), "build", str(ROOT), "--builder", "singlehtml",
                             "--path-output", str(out), "-W", "-n", "--keep-going"],
                            capture_output=True, text=True, timeout=1200)
     assert build.returncode == 0, build.stdout[-3000:] + build.stderr[-3000:]
+    assert "0 added, 0 changed, 0 removed" in build.stdout, "the chapters were read again"
     pdf = out / "book.pdf"
-    seen = print_pdf.print_book(out / "_build" / "singlehtml", pdf)
-    return seen, pdf
+    return print_pdf.print_book(out / "_build" / "singlehtml", pdf), pdf
 
 
 def test_the_pdf_holds_every_chapter(printed):

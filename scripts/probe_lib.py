@@ -400,19 +400,11 @@ def probes() -> list[Probe]:
         # lib.data
         Probe("data.fetch", data.fetch, dict(name="X.txt"),
               dict(name={"None": None, "z.txt": "z.txt"})),
-        Probe("data.source_of", data.source_of, dict(name="X.txt"),
-              dict(name={"None": None, "an int": 3})),
-        Probe("data.canonical", data.canonical, dict(data=b"1 2\\n3 4"),
-              dict(data={"None": None, "a str": "1 2"})),
         Probe("data.cache_dir", data.cache_dir, dict()),
-        Probe("data.mirrors", data.mirrors, dict(base_url="https://example.org/data"),
-              dict(base_url={"an int": 3, "a list of ints": [1, 2]})),
-        Probe("data.load_lab_data", data.load_lab_data, dict(),
-              dict(data_dir={"an int": 3}, base_url={"an int": 3})),
+        Probe("data.load_lab_data", data.load_lab_data, dict()),
         Probe("data.check_lab_data", data.check_lab_data, dict(X=X_lab, y=y_lab),
               dict(X={"None": None, "NaN": np.full(X_lab.shape, np.nan), "1-D": X_lab[:, 0]},
                    y={"None": None, "label 2": np.r_[y_lab[1:], 2.0], "2-D": y_lab[:, None]})),
-        Probe("data.main", data.main, dict()),
         # lib.features: the RBF block's parts
         Probe("squared_distances", features.squared_distances, dict(X=X, centres=X[:5]),
               dict(X=mat(X.shape), centres=new_rows((5, 2)))),
@@ -554,10 +546,10 @@ def _fn(module, name):
 
 _MISMATCH = {"one row too few", "one column too many", "wrong length", "wrong columns",
              "2 (< max label + 1)"}
-_SKIP_VALID = {"sampling.sample_posterior (arguments only)", "data.fetch", "data.main",
+_SKIP_VALID = {"sampling.sample_posterior (arguments only)", "data.fetch",
                "sampling.sample_posterior (precondition)"}
 #: probes whose valid call is too slow to repeat for every equivalent input (or not repeatable)
-_SKIP_EQUIVALENT = _SKIP_VALID | {"data.cache_dir", "data.load_lab_data", "data.source_of",
+_SKIP_EQUIVALENT = _SKIP_VALID | {"data.cache_dir", "data.load_lab_data",
                                   # returns a JAX function (a new closure at each call)
                                   "sampling.log_posterior_fn"}
 
@@ -576,8 +568,6 @@ NOT_PROBED = {
     # result types and errors: constructed by lib and returned, not entry points
     "lib.data.DataError": "an exception class",
     "lib.laplace.ConvergenceError": "an exception class",
-    "lib.data.Mirror": "a result record (mirrors())",
-    "lib.data.DataSource": "a result record (source_of())",
     "lib.laplace.LaplacePosterior": "a result type (fit_laplace())",
     "lib.likelihood.Likelihood": "an interface record: its functions are the unchecked hot path",
     "lib.ml.GradientAscentResult": "a result type (fit_ml())",

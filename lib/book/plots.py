@@ -311,6 +311,10 @@ def plot_grid_heatmap(ax, table, value: str, *, best=None, annotate: bool = Fals
 # --------------------------------------------------------------------------- explorers' frames
 
 
+#: The explorers' contour widths: the line at 0.5 thick.
+_THICK_HALF = [2.0 if v == 0.5 else 1.0 for v in PROBABILITY_LINES]
+
+
 def _plane_panel(ax, fields, p: int, logits, X, y, title: str):
     """Probability shading and contours, as the explorers draw them, of ``logits`` on width
     ``p``'s plane of ``fields`` (a :class:`lib.book.explorer.PlaneFields`); returns the
@@ -328,10 +332,6 @@ def _plane_panel(ax, fields, p: int, logits, X, y, title: str):
     ax.set_title(title if fields.resolved[p] else f"{title}\n(its bumps too narrow to draw)",
                  loc="left")
     return shade
-
-
-#: The explorers' contour widths: the line at 0.5 thick.
-_THICK_HALF = [2.0 if v == 0.5 else 1.0 for v in PROBABILITY_LINES]
 
 
 def _plane_axes(fields, p: int):

@@ -23,6 +23,8 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "_ext"))
+import explorer as book_ext  # noqa: E402  (the book's extension: the explorers' pages)
 import test_browser  # noqa: E402  (its Chromium options, page settling and network log)
 from test_browser import browser  # noqa: E402,F401  (the module-scoped Chromium fixture)
 
@@ -210,13 +212,22 @@ def test_pages_without_an_explorer_load_no_explorer_script(served_book):
     assert all(size < 400_000 for size in spec_sizes.values()), spec_sizes
 
 
-# --- lib.book.explorer, without a browser ------------------------------------------------------
+# --- lib.book.explorer and the extension's pages, without a browser ---------------------------
+
+def _page_spec(out):
+    """The description the page carries (what ``explorer.js`` reads), for the output ``out``
+    of lib.book.explorer: the extension's page of it, parsed."""
+    page = book_ext.page(out[explorer.MIME])
+    found = re.search(r'<script type="application/json">(.*?)</script>', page, re.S)
+    return json.loads(found.group(1))              # JSON reads page_html's "<\/" as "</"
+
 
 def test_logit_codes_keep_the_sign_and_a_few_percent():
     a = np.array([-50.0, -12.0, -2.2, -0.01, -1e-5, 0.0, 1e-5, 0.01, 0.85, 2.2, 12.0])
     code = explorer.encode_logits(a)
     assert code.dtype == np.uint8 and code.max() <= 254 and code[a == 0] == 127
-    back = explorer.decode_logits(code)
+    top = np.arcsinh(explorer.LOGIT_MAX / explorer.LOGIT_SCALE)      # explorer.js's decoding
+    back = explorer.LOGIT_SCALE * np.sinh((code.astype(float) - 127) / 127 * top)
     big = np.abs(a) >= 0.01
     assert np.all(np.sign(back[big]) == np.sign(a[big]))
     assert np.all(np.abs(back[big] - np.clip(a[big], -12, 12)) <= 0.045 * np.abs(a[big]))
@@ -266,7 +277,7 @@ def test_a_width_too_narrow_to_draw_shows_the_classifier_between_the_points():
     # beyond the bumps, the plane's own values; within one, a value from beyond
     assert np.allclose(fields.map_logits[0][0][far], mu[far], atol=1e-7)
     assert np.all(np.isin(fields.map_logits[0][0][~far], fields.map_logits[0][0][far]))
-    page = explorer.page_spec(explorer.sweep_explorer(
+    page = _page_spec(explorer.sweep_explorer(
         fields, [["x"]], X, y, X, y, figure="f", initial=100.0, labels=["a"], keys=["a"],
         var_range=(-3, 1)))
     assert "too narrow to draw" in page["planes"][0]["note"]
@@ -274,7 +285,7 @@ def test_a_width_too_narrow_to_draw_shows_the_classifier_between_the_points():
 
 @pytest.fixture(scope="module")
 def small_grid():
-    """A 3 x 2 grid on blobs, its planes, and the grid explorer's page."""
+    """A 3 x 2 grid on blobs, its planes, and the grid explorer's output."""
     from conftest import make_blobs
     from lib import hyper
 
@@ -295,7 +306,7 @@ def test_each_grid_readout_is_the_quantity_it_names(small_grid):
     and lib's own scores, each column by its label (a column filled with another quantity,
     say the training accuracy in the test accuracy's place, fails)."""
     (X_train, y_train, X_test, y_test), s2_values, widths, page = small_grid
-    spec = explorer.page_spec(page)
+    spec = _page_spec(page)
     labels = spec["numbers"]["labels"]
     assert labels == ["log evidence", "training accuracy", "test accuracy",
                       "test log-likelihood, MAP", "test log-likelihood, predictive"]
@@ -327,10 +338,9 @@ def test_each_grid_readout_is_the_quantity_it_names(small_grid):
 
 
 def test_the_plain_view_carries_the_numbers_the_page_shows(small_grid):
-    *_, page = small_grid
-    out = explorer.bundle(page)
-    assert set(out) == {"text/html", "text/plain"} and out["text/html"] == page
-    text, spec = out["text/plain"], explorer.page_spec(page)
+    *_, out = small_grid
+    assert set(out) == {explorer.MIME, "text/plain"}
+    text, spec = out["text/plain"], _page_spec(out)
     lines = text.splitlines()
     values = spec["numbers"]["values"]
     rows = [line for line in lines if line.split() and line.split()[-1] == values[0][-1]]
@@ -346,7 +356,7 @@ def test_the_sweep_shows_each_row_at_its_prior_variance():
     X, y = make_blobs(40, seed=4)
     fields = explorer.plane_fields(X, y, [0.1, 1.0, 10.0], [0.8], n=10)
     numbers = [[f"{k}a", f"{k}b"] for k in range(3)]
-    spec = explorer.page_spec(explorer.sweep_explorer(
+    spec = _page_spec(explorer.sweep_explorer(
         fields, numbers, X, y, X, y, figure="f", initial=1.0, labels=["A", "B"],
         keys=["a", "b"], var_range=(-2, 1)))
     assert spec["numbers"]["values"] == numbers and spec["numbers"]["labels"] == ["A", "B"]
@@ -359,14 +369,35 @@ def test_page_html_packs_uint8_arrays_and_never_closes_its_script():
     import base64
     import zlib
 
-    out = explorer.page_html({"figure": "fig-x", "note": "</script>"},
+    out = book_ext.page_html({"figure": "fig-x", "note": "</script>"},
                              {"a": np.arange(5, dtype=np.uint8), "b": np.ones(3, np.uint8)})
     assert out.count("</script>") == 1 and 'data-figure="fig-x"' in out and " hidden " in out
     spec = json.loads(re.search(r"<script[^>]*>(.*)</script>", out, re.S).group(1))
     blob = zlib.decompress(base64.b64decode(spec["data"]))
     assert spec["arrays"] == {"a": [0, 5], "b": [5, 3]} and blob == bytes([0, 1, 2, 3, 4, 1, 1, 1])
     with pytest.raises(TypeError):
-        explorer.page_html({"figure": "f"}, {"a": np.zeros(2)})
+        book_ext.page_html({"figure": "f"}, {"a": np.zeros(2)})
+
+
+def test_reading_a_chapter_turns_its_explorer_into_the_page(small_grid):
+    """The extension, as Sphinx reads a notebook, puts the page in place of the description;
+    the arrays the page unpacks are the ones the chapter packed, with the colour map."""
+    import base64
+    import zlib
+
+    *_, out = small_grid
+    cell = {"cell_type": "code", "outputs": [{"output_type": "display_data", "data": out}]}
+    source = [json.dumps({"cells": [{"cell_type": "markdown", "source": ""}, cell]})]
+    book_ext._read(None, "chapters/x", source)
+    data = json.loads(source[0])["cells"][1]["outputs"][0]["data"]
+    assert set(data) == {"text/html", "text/plain"} and data["text/plain"] == out["text/plain"]
+    assert data["text/html"].startswith('<div class="blc-explorer" hidden data-figure="fig-x"')
+    spec = _page_spec(out)
+    blob = zlib.decompress(base64.b64decode(spec["data"]))
+    for name, packed in out[explorer.MIME]["arrays"].items():
+        start, size = spec["arrays"][name]
+        assert blob[start:start + size] == zlib.decompress(base64.b64decode(packed)), name
+    assert spec["arrays"]["viridis"][1] == 768
 
 
 # --- The layout (issue 36.19): side by side at a desktop's width, the ring inside the heat map,

@@ -1,7 +1,8 @@
 /* Interactive explorers (issue 21): sliders over settings precomputed in a chapter.
  *
  * A chapter's output holds <div class="blc-explorer" hidden data-figure="ID"> with a JSON
- * description and its arrays (uint8, deflated, base64), written by lib/book/explorer.py. This
+ * description and its arrays (uint8, deflated, base64), written by _ext/explorer.py from the data
+ * lib/book/explorer.py computed in the chapter. This
  * script decodes them (the browser's own DecompressionStream), builds sliders, canvases and a
  * table of numbers, and puts them into the figure ID in place of its static image, which stays
  * for print (explorer.css) and for readers without JavaScript. No request, no kernel.
@@ -162,8 +163,6 @@
     ctx.restore();
   }
 
-  const PROBA_TICKS = [[0, "0"], [0.1, "0.1"], [0.3, "0.3"], [0.5, "0.5"], [0.7, "0.7"], [0.9, "0.9"], [1, "1"]];
-
   function drawProba(canvas, logits, n, spec, points, test) {
     const ctx = canvas.getContext("2d"), box = planeBox(canvas);
     ctx.fillStyle = "#fff"; ctx.fillRect(0, 0, canvas.width, canvas.height);
@@ -183,7 +182,7 @@
     });
     drawAxes(ctx, spec, box);
     drawColourBar(ctx, box, (t) => { const c = band(t); return `rgb(${c[0]},${c[1]},${c[2]})`; },
-      PROBA_TICKS, "P(y = 1 | x)");
+      [0, ...spec.levels, 1].map((p) => [p, String(p)]), "P(y = 1 | x)");
   }
 
   function drawScalar(canvas, values, lut, n, spec, panel, points, test) {
@@ -326,7 +325,8 @@
     const note = el("p", { class: "blc-explorer-note", role: "status" });
     inner.appendChild(note);
     inner.appendChild(el("p", { class: "blc-explorer-key",
-      text: "Shading and contours: P(y = 1 | x) at 0.1, 0.3, 0.5 (thick), 0.7, 0.9; " +
+      text: "Shading and contours: P(y = 1 | x) at " +
+        spec.levels.map((p) => (p === 0.5 ? "0.5 (thick)" : String(p))).join(", ") + "; " +
         "dots: training points, rings: test points (blue y = 0, vermillion y = 1)." }));
 
     const lut = spec.arrays.viridis ? arr("viridis") : null;

@@ -1,14 +1,16 @@
-"""Interactive explorers on the book's pages, computed in a chapter and drawn without a kernel.
+"""The interactive explorers' fields and numbers, computed in a chapter (issue 21).
 
 A chapter precomputes, over a few settings of the hyper-parameters, the MAP and predictive
 logits and the activation variance on a coarse grid of the input plane (:func:`plane_fields`),
-and the numbers to show at each setting. :func:`grid_explorer` and :func:`sweep_explorer` pack
-them into one ``text/html`` output: a hidden container holding the data (the arrays as uint8,
-deflated and base64-encoded, with a JSON description). The book's script
-``_assets/js/explorer.js`` (loaded by ``_ext/explorer.py`` on the pages that hold an explorer)
-draws them on canvases, with sliders, in place of the static frame of the figure named by
-``figure``; that frame (:func:`plot_grid_frame`, :func:`plot_sweep_frame`) is what a printed
-copy and a reader without JavaScript see. No request leaves the page.
+and the numbers to show at each setting. :func:`grid_explorer` and :func:`sweep_explorer`
+return them as one output, for ``IPython.display.display(..., raw=True)``: a description of
+what the explorer shows (:data:`MIME`: its sliders, numbers and planes, the arrays as uint8,
+deflated and base64-encoded) and a ``text/plain`` table of the numbers it shows
+(:func:`readout_text`), which the chapters' regression test (nbval) compares. The book's
+extension ``_ext/explorer.py`` turns the description into the page's ``text/html`` (drawn by
+``_assets/js/explorer.js`` in place of the static figure named by ``figure``, which a printed
+copy and a reader without JavaScript see: :func:`lib.book.plots.plot_grid_frame`,
+:func:`lib.book.plots.plot_sweep_frame`); a downloaded notebook shows the table.
 
 Logits are stored on an ``asinh`` scale (:func:`encode_logits`): 127 codes per sign, fine near
 zero (the decision boundary of a flat fit) and coarse in the tails, about 8 % of the logit per
@@ -18,15 +20,11 @@ Each width gets the plane its bumps need (:func:`plane_size`): a grid step no la
 width, up to ``N_MAX`` points per axis. A width narrower than that cannot be drawn: its plane
 shows the classifier between the training points, where every bump has faded
 (:func:`plane_fields`), and the page says so. Numbers are printed for reading
-(:func:`lib.book.display.readable`: ``10⁴``, ``4 790``, ``0.00575``), and :func:`bundle` pairs an explorer's
-``text/html`` with a ``text/plain`` table of the numbers it shows (:func:`readout_text`), which
-the chapters' regression test (nbval) compares.
+(:func:`lib.book.display.readable`: ``10⁴``, ``4 790``, ``0.00575``).
 """
 from __future__ import annotations
 
 import base64
-import html
-import json
 import zlib
 from dataclasses import dataclass
 
@@ -35,12 +33,11 @@ import numpy as np
 from lib._validate import as_labels, as_matrix
 from lib.book.display import readable
 
-#: Probability levels of the contour lines (as :func:`lib.book.plots.plot_probability_contours`).
-LEVELS = (0.1, 0.3, 0.5, 0.7, 0.9)
+#: The output's media type: what ``_ext/explorer.py`` turns into the page.
+MIME = "application/vnd.blc.explorer+json"
 #: The asinh code of a logit ``a``: ``127 + 127 asinh(a / SCALE) / asinh(MAX / SCALE)``.
 LOGIT_SCALE = 1e-3
 LOGIT_MAX = 12.0
-CLASS_COLOURS = ("#0072B2", "#D55E00")
 #: The finest plane a width may have, in points per axis (its weight on the page: 13 prior
 #: variances x 2 planes x 128^2 codes is 430 kB before compression).
 N_MAX = 128
@@ -56,16 +53,16 @@ def encode_logits(a) -> np.ndarray:
     return np.rint(127 + 127 * np.arcsinh(a / LOGIT_SCALE) / top).astype(np.uint8)
 
 
-def decode_logits(code) -> np.ndarray:
-    """The logits of :func:`encode_logits` codes (what the page draws)."""
-    top = np.arcsinh(LOGIT_MAX / LOGIT_SCALE)
-    return LOGIT_SCALE * np.sinh((np.asarray(code, dtype=float) - 127) / 127 * top)
-
-
 def _scaled(values, lo, hi) -> np.ndarray:
     """``values`` mapped linearly from ``[lo, hi]`` to uint8 0..255, clipped."""
     t = (np.asarray(values, dtype=float) - lo) / (hi - lo)
     return np.rint(255 * np.clip(t, 0, 1)).astype(np.uint8)
+
+
+def _packed(codes) -> str:
+    """uint8 ``codes``, flattened, deflated and base64-encoded."""
+    return base64.b64encode(zlib.compress(np.ascontiguousarray(codes, np.uint8).tobytes(), 9)
+                            ).decode("ascii")
 
 
 def plane_size(extent, width: float, *, n_min: int = 36, n_max: int = N_MAX):
@@ -204,78 +201,15 @@ def plane_fields(X_train, y_train, s2_values, widths, *, n: int = 36, n_max: int
                        pred_logits=tuple(preds), var=tuple(variances))
 
 
-# --------------------------------------------------------------------------- the page's data
+# --------------------------------------------------------------------------- what a page shows
 
 
-def _lut(name: str) -> np.ndarray:
-    """A Matplotlib colour map as 256 RGB rows, uint8."""
-    from matplotlib import colormaps
-
-    return np.rint(255 * colormaps[name](np.linspace(0, 1, 256))[:, :3]).astype(np.uint8)
-
-
-def _bands() -> list:
-    """The fill colours of ``plot_probability_contours(filled=True)``: cividis at 35 % on white,
-    one per tenth of probability."""
-    from matplotlib import colormaps
-
-    rgb = colormaps["cividis"]((np.arange(10) + 0.5) / 10)[:, :3]
-    return np.rint(255 * (0.35 * rgb + 0.65)).astype(int).tolist()
-
-
-def _points(X, y, extent) -> np.ndarray:
-    """Points as uint8 triples (x1, x2 scaled to the extent; label)."""
+def _points(X, y, extent) -> str:
+    """Points as uint8 triples (x1, x2 scaled to the extent; label), packed."""
     X = as_matrix(X, "X", n_cols=2)
     y = as_labels(y, "y", length=X.shape[0])
-    return np.column_stack([_scaled(X[:, 0], *extent[:2]), _scaled(X[:, 1], *extent[2:]),
-                            y.astype(np.uint8)]).astype(np.uint8)
-
-
-def _log_ticks(values) -> list:
-    """``[position in cells, "k"]`` for each whole power of ten ``10^k`` of a log-spaced axis."""
-    from lib.book.plots import power_ticks
-
-    return [[float(x), f"{p:g}"] for x, p in zip(*power_ticks(values))]
-
-
-def page_html(spec: dict, arrays: dict) -> str:
-    """The ``text/html`` output of an explorer: a hidden container with its data.
-
-    Parameters
-    ----------
-    spec : dict
-        What ``explorer.js`` draws (JSON-able): sliders, panels, numbers, ``figure`` (the id
-        of the static figure it takes the place of).
-    arrays : dict of str to ndarray
-        uint8 arrays, packed one after another, deflated and base64-encoded; ``spec["arrays"]``
-        gets each one's ``[offset, length]``.
-
-    Returns
-    -------
-    str
-    """
-    blob, offsets = bytearray(), {}
-    for name, array in arrays.items():
-        array = np.ascontiguousarray(array)
-        if array.dtype != np.uint8:
-            raise TypeError(f"array {name!r} must be uint8, got {array.dtype}")
-        offsets[name] = [len(blob), int(array.size)]
-        blob += array.tobytes()
-    data = base64.b64encode(zlib.compress(bytes(blob), 9)).decode("ascii")
-    text = json.dumps({**spec, "arrays": offsets, "data": data}, separators=(",", ":"))
-    text = text.replace("</", "<\\/")                  # never closes the script element
-    label = html.escape(spec.get("label", "interactive figure"))
-    return (f'<div class="blc-explorer" hidden data-figure="{html.escape(spec["figure"])}" '
-            f'aria-label="{label}"><script type="application/json">{text}</script></div>')
-
-
-def _data_ticks(lo: float, hi: float) -> list:
-    """``[value, "label"]`` of a few round ticks within ``[lo, hi]`` (an axis in data units)."""
-    from matplotlib.ticker import MaxNLocator
-
-    ticks = [t for t in MaxNLocator(nbins=5, steps=[1, 2, 5, 10]).tick_values(lo, hi)
-             if lo - 1e-9 <= t <= hi + 1e-9]
-    return [[float(t), f"{t:g}".replace("-", "−")] for t in ticks]
+    return _packed(np.column_stack([_scaled(X[:, 0], *extent[:2]),
+                                    _scaled(X[:, 1], *extent[2:]), y.astype(np.uint8)]))
 
 
 def _note(width: float, step: float) -> str:
@@ -284,23 +218,25 @@ def _note(width: float, step: float) -> str:
             "where every bump has faded; the bump on each training point is too narrow to draw.")
 
 
-def _plane_spec(fields: PlaneFields) -> tuple:
-    """The planes' part of the page's description, and their codes: per width, its plane's
-    points per axis, where its frames start in the ``map`` and ``pred`` arrays (``s2`` by
-    ``s2``), and the note shown where the plane does not resolve the bumps."""
+def _planes(fields: PlaneFields, X_train, y_train, X_test, y_test) -> dict:
+    """The planes' part of an explorer's description: per width, its plane's points per axis,
+    where its frames start in the ``map`` and ``pred`` arrays (``s2`` by ``s2``) and the note
+    shown where the plane does not resolve the bumps; the codes, and the points."""
     planes, offset = [], 0
     for p, width in enumerate(fields.widths):
         planes.append({"n": fields.n[p], "offset": offset, "resolved": fields.resolved[p],
                        "note": "" if fields.resolved[p] else _note(width, fields.step(p))})
         offset += fields.map_logits[p].size
-    e = fields.extent
-    spec = {"extent": list(e), "planes": planes, "levels": list(LEVELS),
-            "bands": _bands(), "classes": list(CLASS_COLOURS),
-            "code": {"scale": LOGIT_SCALE, "max": LOGIT_MAX},
-            "xticks": _data_ticks(e[0], e[1]), "yticks": _data_ticks(e[2], e[3])}
-    arrays = {name: np.concatenate([encode_logits(a).ravel() for a in logits])
+    arrays = {name: _packed(np.concatenate([encode_logits(a).ravel() for a in logits]))
               for name, logits in (("map", fields.map_logits), ("pred", fields.pred_logits))}
-    return spec, arrays
+    arrays["training"] = _points(X_train, y_train, fields.extent)
+    arrays["test"] = _points(X_test, y_test, fields.extent)
+    return {"extent": list(fields.extent), "planes": planes, "arrays": arrays}
+
+
+def _slider(key, label, values, initial) -> dict:
+    return {"key": key, "label": label, "values": values.tolist(),
+            "text": [readable(v) for v in values], "initial": _cells([initial], values)[0]}
 
 
 def _cells(values, grid) -> list:
@@ -322,7 +258,7 @@ GRID_NUMBERS = (
 
 
 def grid_explorer(table, fields: PlaneFields, X_train, y_train, X_test, y_test, *,
-                  figure: str, initial, ev_floor: float) -> str:
+                  figure: str, initial, ev_floor: float) -> dict:
     """The grid chapter's explorer: two sliders, ``s2`` and ``l``, over ``fields``' settings.
 
     Shows the evidence heat map of ``table`` (the whole grid, clipped below at ``ev_floor``)
@@ -345,56 +281,38 @@ def grid_explorer(table, fields: PlaneFields, X_train, y_train, X_test, y_test, 
 
     Returns
     -------
-    str
-        The ``text/html`` output (:func:`page_html`).
+    dict
+        The output (:func:`bundle`): :data:`MIME` and ``text/plain``.
     """
     s2_all = np.sort(table.s2.unique())
     l_all = np.sort(table.width.unique())
     heat = table.pivot(index="s2", columns="width", values="log_evidence").to_numpy()
     top = float(np.nanmax(heat))
-
     rows = table.set_index(["s2", "width"])
     numbers = []
     for s in fields.s2:                                # frame = i_s2 * P + i_l
         for width in fields.widths:
             row = rows.loc[(s2_all[_cells([s], s2_all)[0]], l_all[_cells([width], l_all)[0]])]
             numbers.append([format(row[column], fmt) for _, _, column, fmt in GRID_NUMBERS])
-    planes, arrays = _plane_spec(fields)
-    spec = {
-        "figure": figure, "label": "Grid explorer: the prior variance and the RBF width",
-        **planes,
-        "sliders": [
-            {"key": "s2", "label": "prior variance s²", "values": fields.s2.tolist(),
-             "text": [readable(v) for v in fields.s2],
-             "initial": _cells([initial[0]], fields.s2)[0]},
-            {"key": "l", "label": "RBF width l", "values": fields.widths.tolist(),
-             "text": [readable(v) for v in fields.widths],
-             "initial": _cells([initial[1]], fields.widths)[0]}],
-        "panels": [
-            {"type": "heat", "title": "log evidence over the grid", "array": "heat",
-             "rows": len(s2_all), "cols": len(l_all), "lut": "viridis",
-             "row_cells": _cells(fields.s2, s2_all), "col_cells": _cells(fields.widths, l_all),
-             "xlabel": "RBF width l", "ylabel": "prior variance s²",
-             "xticks": _log_ticks(l_all), "yticks": _log_ticks(s2_all),
-             "scale": [readable(round(ev_floor)), readable(round(top))]},
-            {"type": "proba", "title": "plug-in MAP", "array": "map"},
-            {"type": "proba", "title": "probit predictive", "array": "pred"}],
+    data = {
+        "kind": "grid", "figure": figure,
+        "label": "Grid explorer: the prior variance and the RBF width",
+        **_planes(fields, X_train, y_train, X_test, y_test),
+        "sliders": [_slider("s2", "prior variance s²", fields.s2, initial[0]),
+                    _slider("l", "RBF width l", fields.widths, initial[1])],
+        "heat": {"s2": s2_all.tolist(), "l": l_all.tolist(),
+                 "row_cells": _cells(fields.s2, s2_all), "col_cells": _cells(fields.widths, l_all),
+                 "scale": [readable(round(ev_floor)), readable(round(top))]},
         "points": ["training", "test"],
         "numbers": {"keys": [k for k, _, _, _ in GRID_NUMBERS],
-                    "labels": [label for _, label, _, _ in GRID_NUMBERS],
-                    "values": numbers},
+                    "labels": [label for _, label, _, _ in GRID_NUMBERS], "values": numbers},
     }
-    arrays.update({
-        "heat": _scaled(np.nan_to_num(heat, nan=ev_floor), ev_floor, top).ravel(),
-        "viridis": _lut("viridis").ravel(),
-        "training": _points(X_train, y_train, fields.extent).ravel(),
-        "test": _points(X_test, y_test, fields.extent).ravel(),
-    })
-    return page_html(spec, arrays)
+    data["arrays"]["heat"] = _packed(_scaled(np.nan_to_num(heat, nan=ev_floor), ev_floor, top))
+    return bundle(data)
 
 
 def sweep_explorer(fields: PlaneFields, numbers, X_train, y_train, X_test, y_test, *,
-                   figure: str, initial: float, labels, keys, var_range) -> str:
+                   figure: str, initial: float, labels, keys, var_range) -> dict:
     """One slider over the prior variance at one width: MAP and predictive contours and the
     map of ``log10 sigma_a^2``, with ``numbers`` (one row of formatted strings per ``s2``).
 
@@ -416,166 +334,53 @@ def sweep_explorer(fields: PlaneFields, numbers, X_train, y_train, X_test, y_tes
 
     Returns
     -------
-    str
+    dict
+        The output (:func:`bundle`): :data:`MIME` and ``text/plain``.
     """
     if fields.widths.size != 1:
         raise ValueError("a sweep has one width")
     if len(numbers) != fields.s2.size or any(len(r) != len(labels) for r in numbers):
         raise ValueError("numbers must hold one row per prior variance, one value per label")
     lo, hi = var_range
-    planes, arrays = _plane_spec(fields)
-    spec = {
-        "figure": figure, "label": "Prior variance explorer: MAP, predictive, activation variance",
-        **planes,
-        "sliders": [{"key": "s2", "label": "prior variance s²", "values": fields.s2.tolist(),
-                     "text": [readable(v) for v in fields.s2],
-                     "initial": int(np.argmin(np.abs(np.log(fields.s2) - np.log(initial))))}],
-        "panels": [
-            {"type": "scalar", "title": "log₁₀ σₐ², the activation's variance", "array": "logvar",
-             "lut": "viridis", "range": [float(lo), float(hi)],
-             "ticks": [[float(t), f"{t:g}".replace("-", "−")]
-                       for t in np.arange(np.ceil(lo), np.floor(hi) + 1)]},
-            {"type": "proba", "title": "plug-in MAP", "array": "map"},
-            {"type": "proba", "title": "probit predictive", "array": "pred"}],
+    initial = fields.s2[int(np.argmin(np.abs(np.log(fields.s2) - np.log(initial))))]
+    data = {
+        "kind": "sweep", "figure": figure,
+        "label": "Prior variance explorer: MAP, predictive, activation variance",
+        **_planes(fields, X_train, y_train, X_test, y_test),
+        "sliders": [_slider("s2", "prior variance s²", fields.s2, initial)],
+        "var_range": [float(lo), float(hi)],
         "points": ["test", "training"],
         "numbers": {"keys": list(keys), "labels": list(labels),
                     "values": [list(map(str, r)) for r in numbers]},
     }
-    arrays.update({
-        "viridis": _lut("viridis").ravel(),
-        "logvar": _scaled(np.log10(np.maximum(fields.var[0], 1e-300)), lo, hi).ravel(),
-        "training": _points(X_train, y_train, fields.extent).ravel(),
-        "test": _points(X_test, y_test, fields.extent).ravel(),
-    })
-    return page_html(spec, arrays)
+    logvar = np.log10(np.maximum(fields.var[0], 1e-300))
+    data["arrays"]["logvar"] = _packed(_scaled(logvar, lo, hi))
+    return bundle(data)
 
 
-def page_spec(page: str) -> dict:
-    """The description an explorer's ``text/html`` output carries (what ``explorer.js`` reads)."""
-    import re
-
-    found = re.search(r'<script type="application/json">(.*?)</script>', page, re.S)
-    if not found:
-        raise ValueError("page must be an explorer's text/html output (page_html)")
-    return json.loads(found.group(1))              # JSON reads page_html's "<\/" as "</"
-
-
-def readout_text(page: str) -> str:
+def readout_text(data: dict) -> str:
     """A plain-text view of what an explorer shows: the numbers at every setting, as the page
     prints them, and each width's plane (its points, and the note where it does not resolve
-    the bumps). A chapter displays it with the page (:func:`bundle`), so that nbval, which
-    compares text only, compares the numbers the page carries."""
+    the bumps)."""
     import itertools
 
     import pandas as pd
 
-    spec = page_spec(page)
-    sliders, numbers = spec["sliders"], spec["numbers"]
+    sliders, numbers = data["sliders"], data["numbers"]
     index = pd.MultiIndex.from_tuples(list(itertools.product(*(s["text"] for s in sliders))),
                                       names=[s["label"] for s in sliders])
     table = pd.DataFrame(numbers["values"], index=index, columns=numbers["labels"])
-    lines = [f"{spec['label']}: the numbers it shows at each setting", table.to_string()]
+    lines = [f"{data['label']}: the numbers it shows at each setting", table.to_string()]
     widths = next((s["text"] for s in sliders if s["key"] == "l"), None)
-    for k, plane in enumerate(spec["planes"]):
+    for k, plane in enumerate(data["planes"]):
         where = f"l = {widths[k]}: " if widths else ""
         lines.append(f"plane {where}{plane['n']} x {plane['n']} points"
                      + (f". {plane['note']}" if plane["note"] else ""))
     return "\n".join(lines)
 
 
-def bundle(page: str) -> dict:
-    """An explorer's output for ``IPython.display.display(..., raw=True)``: ``text/html`` (the
-    page) and ``text/plain`` (:func:`readout_text`, which nbval compares)."""
-    return {"text/html": page, "text/plain": readout_text(page)}
-
-
-# --------------------------------------------------------------------------- static frames
-
-
-def _proba_colours():
-    """The page's probability shading as a colour map and norm (ten bands of :func:`_bands`)."""
-    from matplotlib.colors import BoundaryNorm, ListedColormap
-
-    return ListedColormap(np.array(_bands()) / 255), BoundaryNorm(np.linspace(0, 1, 11), 10)
-
-
-def _plane_panel(ax, fields: PlaneFields, p: int, logits, X, y, title: str):
-    """One frame's probability contours as the page draws them (from the stored codes), at
-    width ``p``'s plane."""
-    from lib.book.plots import plot_data
-
-    n = fields.n[p]
-    x1 = np.linspace(fields.extent[0], fields.extent[1], n)
-    x2 = np.linspace(fields.extent[2], fields.extent[3], n)
-    P = 1 / (1 + np.exp(-decode_logits(encode_logits(logits)).reshape(n, n)))
-    cmap, norm = _proba_colours()
-    ax.contourf(x1, x2, P, levels=np.linspace(0, 1, 11), cmap=cmap, norm=norm)
-    cs = ax.contour(x1, x2, P, levels=list(LEVELS), colors="k",
-                    linewidths=[2.0 if v == 0.5 else 1.0 for v in LEVELS])
-    ax.clabel(cs, fmt="%.1f", fontsize=9)
-    plot_data(ax, X, y, size=5)
-    ax.set_aspect("equal")
-    ax.set_title(title if fields.resolved[p] else f"{title}\n(its bumps too narrow to draw)",
-                 loc="left")
-    return ax
-
-
-def _proba_colour_bar(fig, axes):
-    from matplotlib.cm import ScalarMappable
-
-    cmap, norm = _proba_colours()
-    fig.colorbar(ScalarMappable(norm=norm, cmap=cmap), ax=axes[-1], location="bottom",
-                 ticks=[0, 0.3, 0.5, 0.7, 1], label="$P(y = 1 \\mid \\mathbf{x})$", shrink=0.9)
-
-
-def plot_grid_frame(fig, table, fields: PlaneFields, X_train, y_train, setting, *,
-                    ev_floor: float):
-    """The grid explorer's frame at ``setting`` = (s2, width), as a static figure, in three
-    stacked panels (legible a phone's column wide): the evidence heat map with the setting
-    starred, then the MAP's and the predictive's contours."""
-    from lib.book.plots import plot_grid_heatmap
-
-    i = int(np.argmin(np.abs(np.log(fields.s2) - np.log(setting[0]))))
-    j = int(np.argmin(np.abs(np.log(fields.widths) - np.log(setting[1]))))
-    axes = fig.subplots(3, 1, height_ratios=(0.9, 1, 1.12))
-    axes[0].set_box_aspect(0.85)
-    plot_grid_heatmap(axes[0], table, "log_evidence", best=(fields.s2[i], fields.widths[j]),
-                      vmin=ev_floor, colorbar_label="log evidence")
-    axes[0].get_legend().remove()
-    axes[0].set_title(f"$s^2$ = {readable(fields.s2[i])}, $l$ = {readable(fields.widths[j])} "
-                      "(star)", loc="left")
-    for ax, logits, title in ((axes[1], fields.map_logits, "plug-in MAP"),
-                              (axes[2], fields.pred_logits, "probit predictive")):
-        _plane_panel(ax, fields, j, logits[j][i], X_train, y_train, title)
-    axes[1].set_xlabel("")
-    _proba_colour_bar(fig, axes[1:])
-    return axes
-
-
-def plot_sweep_frame(fig, fields: PlaneFields, X, y, s2: float, *, var_range):
-    """The sweep explorer's frame at the prior variance of ``fields`` nearest ``s2``, as a static
-    figure, in three stacked panels as the page shows them: ``log10 sigma_a^2`` (clipped to
-    ``var_range``), then the MAP's and the predictive's contours over ``(X, y)``."""
-    from lib.book.plots import plot_data
-
-    n = fields.n[0]
-    x1 = np.linspace(fields.extent[0], fields.extent[1], n)
-    x2 = np.linspace(fields.extent[2], fields.extent[3], n)
-    k = int(np.argmin(np.abs(np.log(fields.s2) - np.log(s2))))
-    axes = fig.subplots(3, 1, sharex=True, height_ratios=(1, 1, 1.12))
-    where = f"$s^2$ = {readable(fields.s2[k])}"
-    logvar = np.log10(np.maximum(fields.var[0][k], 1e-300)).reshape(n, n)
-    mesh = axes[0].contourf(x1, x2, np.clip(logvar, *var_range),
-                            levels=np.linspace(*var_range, 17))
-    plot_data(axes[0], X, y, size=2)
-    axes[0].set(xlabel="", ylabel="$x_2$", aspect="equal")
-    axes[0].set_title(f"variance of $a$, {where}", loc="left")
-    fig.colorbar(mesh, ax=axes[0], location="right", label="$\\log_{10}\\sigma_a^2$",
-                 ticks=np.arange(np.ceil(var_range[0]), np.floor(var_range[1]) + 1),
-                 shrink=0.8)
-    for ax, logits, title in ((axes[1], fields.map_logits, "plug-in MAP"),
-                              (axes[2], fields.pred_logits, "probit predictive")):
-        _plane_panel(ax, fields, 0, logits[0][k], X, y, f"{title}, {where}")
-    axes[1].set_xlabel("")
-    _proba_colour_bar(fig, axes[1:])
-    return axes
+def bundle(data: dict) -> dict:
+    """An explorer's output for ``IPython.display.display(..., raw=True)``: its description
+    (:data:`MIME`, which the book turns into the page) and ``text/plain`` (:func:`readout_text`,
+    which nbval compares)."""
+    return {MIME: data, "text/plain": readout_text(data)}

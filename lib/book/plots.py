@@ -11,6 +11,7 @@ from typing import Callable
 import numpy as np
 
 from lib._validate import as_labels, as_matrix
+from lib.book.display import readable
 
 CLASS_COLOURS = ("#0072B2", "#D55E00")        # Okabe-Ito blue and vermillion (as the style sheet)
 #: The book's Matplotlib style sheet (sizes for the text column, colour-blind-safe colours).
@@ -18,8 +19,11 @@ STYLE = Path(__file__).with_name("book.mplstyle")
 #: Largest natural width of a figure, in inches at the style's 100 dpi: shown in a 390 px phone's
 #: column it keeps at least 60 % of its size (tests/test_chapter_layout.py checks the PNGs).
 MAX_WIDTH_IN = 5.7
-#: Probability levels of the book's contour lines.
+#: Probability levels of the book's contour lines (the explorers' too).
 PROBABILITY_LINES = (0.1, 0.3, 0.5, 0.7, 0.9)
+#: The shading of ``P(y = 1 | x)``, in ten bands: cividis (its lightness rises with P, so it
+#: reads in greyscale and for colour-blind readers: dark blue near 0, yellow near 1) at 35 %.
+SHADE_CMAP, SHADE_ALPHA = "cividis", 0.35
 
 
 #: Pixels stored per pixel of the style's 100 dpi (issue 36.17): a chapter's PNG holds twice the
@@ -137,7 +141,7 @@ def plot_probability_contours(
     X,
     y=None,
     *,
-    levels=(0.1, 0.3, 0.5, 0.7, 0.9),
+    levels=PROBABILITY_LINES,
     n: int = 200,
     extent=None,
     filled: bool = False,
@@ -209,9 +213,8 @@ def relabel_where_room(ax, predict, X, *, n: int = 200, fontsize: float = 10):
 
 
 def _shade(ax, G1, G2, P):
-    # cividis: its lightness rises with P, so the shading reads in greyscale and for
-    # colour-blind readers (dark blue near 0, yellow near 1)
-    return ax.contourf(G1, G2, P, levels=np.linspace(0, 1, 11), cmap="cividis", alpha=0.35)
+    return ax.contourf(G1, G2, P, levels=np.linspace(0, 1, 11), cmap=SHADE_CMAP,
+                       alpha=SHADE_ALPHA)
 
 
 def shade_probability(ax, G1, G2, P, *, lines=PROBABILITY_LINES, linewidths=1.0):
@@ -303,3 +306,87 @@ def plot_grid_heatmap(ax, table, value: str, *, best=None, annotate: bool = Fals
     if title:
         ax.set_title(title)
     return ax
+
+
+# --------------------------------------------------------------------------- explorers' frames
+
+
+#: The explorers' contour widths: the line at 0.5 thick.
+_THICK_HALF = [2.0 if v == 0.5 else 1.0 for v in PROBABILITY_LINES]
+
+
+def _plane_panel(ax, fields, p: int, logits, X, y, title: str):
+    """Probability shading and contours, as the explorers draw them, of ``logits`` on width
+    ``p``'s plane of ``fields`` (a :class:`lib.book.explorer.PlaneFields`); returns the
+    shading."""
+    from scipy.special import expit
+
+    x1, x2 = _plane_axes(fields, p)
+    P = expit(np.asarray(logits).reshape(x2.size, x1.size))
+    shade = _shade(ax, x1, x2, P)
+    cs = ax.contour(x1, x2, P, levels=list(PROBABILITY_LINES), colors="k",
+                    linewidths=_THICK_HALF)
+    ax.clabel(cs, fmt="%.1f", fontsize=9)
+    plot_data(ax, X, y, size=5)
+    ax.set_aspect("equal")
+    ax.set_title(title if fields.resolved[p] else f"{title}\n(its bumps too narrow to draw)",
+                 loc="left")
+    return shade
+
+
+def _plane_axes(fields, p: int):
+    e, n = fields.extent, fields.n[p]
+    return np.linspace(e[0], e[1], n), np.linspace(e[2], e[3], n)
+
+
+def _frame_planes(fig, axes, fields, p: int, k: int, X, y, where: str = ""):
+    """The MAP's and the predictive's panels of a frame (width ``p``, prior variance ``k``),
+    with the shading's colour bar under them."""
+    for ax, logits, title in ((axes[0], fields.map_logits, "plug-in MAP"),
+                              (axes[1], fields.pred_logits, "probit predictive")):
+        shade = _plane_panel(ax, fields, p, logits[p][k], X, y, title + where)
+    axes[0].set_xlabel("")
+    probability_colorbar(fig, shade, axes[-1], linewidths=_THICK_HALF)
+
+
+def _nearest(grid, value) -> int:
+    return int(np.argmin(np.abs(np.log(grid) - np.log(value))))
+
+
+def plot_grid_frame(fig, table, fields, X_train, y_train, setting, *, ev_floor: float):
+    """The grid explorer's frame (:func:`lib.book.explorer.grid_explorer`) at ``setting`` =
+    (s2, width) of ``fields``, as a static figure, in three stacked panels (legible a phone's
+    column wide): the evidence heat map of ``table`` with the setting starred, then the MAP's
+    and the predictive's contours."""
+    i, j = _nearest(fields.s2, setting[0]), _nearest(fields.widths, setting[1])
+    axes = fig.subplots(3, 1, height_ratios=(0.9, 1, 1.12))
+    axes[0].set_box_aspect(0.85)
+    plot_grid_heatmap(axes[0], table, "log_evidence", best=(fields.s2[i], fields.widths[j]),
+                      vmin=ev_floor, colorbar_label="log evidence")
+    axes[0].get_legend().remove()
+    axes[0].set_title(f"$s^2$ = {readable(fields.s2[i])}, $l$ = "
+                      f"{readable(fields.widths[j])} (star)", loc="left")
+    _frame_planes(fig, axes[1:], fields, j, i, X_train, y_train)
+    return axes
+
+
+def plot_sweep_frame(fig, fields, X, y, s2: float, *, var_range):
+    """The sweep explorer's frame (:func:`lib.book.explorer.sweep_explorer`) at the prior
+    variance of ``fields`` nearest ``s2``, as a static figure, in three stacked panels:
+    ``log10 sigma_a^2`` (clipped to ``var_range``), then the MAP's and the predictive's contours
+    over ``(X, y)``."""
+    k = _nearest(fields.s2, s2)
+    x1, x2 = _plane_axes(fields, 0)
+    axes = fig.subplots(3, 1, sharex=True, height_ratios=(1, 1, 1.12))
+    where = f"$s^2$ = {readable(fields.s2[k])}"
+    logvar = np.log10(np.maximum(fields.var[0][k], 1e-300)).reshape(x2.size, x1.size)
+    mesh = axes[0].contourf(x1, x2, np.clip(logvar, *var_range),
+                            levels=np.linspace(*var_range, 17))
+    plot_data(axes[0], X, y, size=2)
+    axes[0].set(xlabel="", ylabel="$x_2$", aspect="equal")
+    axes[0].set_title(f"variance of $a$, {where}", loc="left")
+    fig.colorbar(mesh, ax=axes[0], location="right", label="$\\log_{10}\\sigma_a^2$",
+                 ticks=np.arange(np.ceil(var_range[0]), np.floor(var_range[1]) + 1),
+                 shrink=0.8)
+    _frame_planes(fig, axes[1:], fields, 0, k, X, y, f", {where}")
+    return axes

@@ -58,12 +58,6 @@ def _activation_moments(posterior: LaplacePosterior, Phi) -> tuple[np.ndarray, n
     return mu, np.einsum("mn,mn->n", V, V)
 
 
-def _gaussian_moments(mu, var) -> tuple[np.ndarray, np.ndarray]:
-    """Check means and non-negative variances of equal length; return them as float vectors."""
-    mu = as_vector(np.atleast_1d(mu), "mu")
-    return mu, as_nonnegative(np.atleast_1d(var), "var", length=mu.shape[0])
-
-
 #: Most evaluations of the logistic :func:`logistic_gaussian_expectation` makes (its cost).
 _MAX_EVALUATIONS = 5e8
 
@@ -84,7 +78,8 @@ def logistic_gaussian_expectation(mu, var) -> np.ndarray:
     -------
     ndarray, shape (N,)
     """
-    mu, var = _gaussian_moments(mu, var)
+    mu = as_vector(np.atleast_1d(mu), "mu")
+    var = as_nonnegative(np.atleast_1d(var), "var", length=mu.shape[0])
     # Line 7 of R&W algorithm 3.2: int sigma(a) N(a | mu, var) da, here by the trapezoid rule in
     # z = (a - mu) / sd
     sd = np.sqrt(var)

@@ -85,25 +85,6 @@ def _row_normalised_counts(rows, cols) -> np.ndarray:
         return counts / totals
 
 
-def _activation_scores(mu, var, y) -> dict[str, float]:
-    """The logistic fit's :func:`score_split` headline scores from the activations' moments
-    (no checks: :mod:`lib.fastgrid`'s hot path, at every grid point).
-
-    ``accuracy`` of the decisions ``s(mu) > 1/2`` (the predictive's are the same: ``rho > 0``
-    keeps the sign of ``mu``); ``ll_map`` and ``ll_pred``, the average log-likelihoods of the
-    labels under ``s(mu)`` and ``s(rho(var) mu)`` (book eq. ``eq-probit``).
-    """
-    return {
-        "accuracy": float(np.mean((expit(mu) > 0.5) == (y == 1))),
-        "ll_map": float(np.mean(label_log_probs(mu, y))),
-        "ll_pred": float(np.mean(label_log_probs(_probit_logits(mu, var), y))),
-    }
-
-
-def _check_posterior(posterior) -> LaplacePosterior:
-    return instance(posterior, "posterior", LaplacePosterior)
-
-
 # --------------------------------------------------------------------------- evidence criteria
 
 
@@ -124,7 +105,7 @@ def effective_parameters(posterior: LaplacePosterior) -> float:
     float
         ``0 <= gamma <= M``.
     """
-    post = _check_posterior(posterior)
+    post = instance(posterior, "posterior", LaplacePosterior)
     M = post.n_weights
     Linv = solve_triangular(post.chol, np.eye(M), lower=True)   # A^{-1} = L^{-T} L^{-1}
     if np.ndim(post.s2):   # one prior variance per weight: M - tr(S^{-1} A^{-1})
@@ -180,7 +161,7 @@ def score_split(posterior: LaplacePosterior, Phi, y) -> SplitScores:
     -------
     SplitScores
     """
-    post = _check_posterior(posterior)
+    post = instance(posterior, "posterior", LaplacePosterior)
     return _score_split(post, *as_design_labels(Phi, y, ("Phi", "y"), n_cols=post.n_weights))
 
 
@@ -220,4 +201,19 @@ def _score_posterior(post, Phi_train, y_train, Phi_test, y_test) -> dict[str, fl
         "test_ll_map": te.ll_map,
         "train_ll_pred": tr.ll_pred,
         "test_ll_pred": te.ll_pred,
+    }
+
+
+def _activation_scores(mu, var, y) -> dict[str, float]:
+    """The logistic fit's :func:`score_split` headline scores from the activations' moments
+    (no checks: :mod:`lib.fastgrid`'s hot path, at every grid point).
+
+    ``accuracy`` of the decisions ``s(mu) > 1/2`` (the predictive's are the same: ``rho > 0``
+    keeps the sign of ``mu``); ``ll_map`` and ``ll_pred``, the average log-likelihoods of the
+    labels under ``s(mu)`` and ``s(rho(var) mu)`` (book eq. ``eq-probit``).
+    """
+    return {
+        "accuracy": float(np.mean((expit(mu) > 0.5) == (y == 1))),
+        "ll_map": float(np.mean(label_log_probs(mu, y))),
+        "ll_pred": float(np.mean(label_log_probs(_probit_logits(mu, var), y))),
     }

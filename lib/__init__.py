@@ -25,9 +25,11 @@ Each quantity has one definition: the log-likelihood
 (:func:`lib.likelihood.label_log_probs`), the log posterior
 (:func:`lib.laplace.log_posterior_from_activations`), the RBF block
 (:func:`lib.features.rbf_from_squared_distances`), the Laplace log evidence
-(:attr:`lib.laplace.LaplacePosterior.evidence_terms`), the per-point scores
-(:func:`lib.scores.activation_scores`) and MacKay's gamma
-(:func:`lib.scores.effective_parameters`). Input checks are in one place, :mod:`lib._validate`.
+(:attr:`lib.laplace.LaplacePosterior.evidence_terms`), the probit predictive
+(:func:`lib.predictive.predictive_proba`), the scores of a fit (:func:`lib.scores.score_split`),
+the confusion count (:func:`lib.scores.confusion_matrix`), Newton's step halving
+(``lib.laplace._step_halving``) and MacKay's gamma (:func:`lib.scores.effective_parameters`).
+Input checks are in one place, :mod:`lib._validate` (paired inputs: ``as_design_labels``).
 """
 from lib.data import DataError, first_rows_split, load_lab_data, random_split
 from lib.features import add_bias, linear_features, rbf_features
@@ -58,19 +60,14 @@ from lib.predictive import (
     logistic_gaussian_expectation,
     map_logits,
     map_proba,
-    predictive_logits,
     predictive_proba,
-    probit_approximation,
 )
 from lib.scores import (
     SplitScores,
     accuracy,
     confusion_matrix,
-    decision_crosstab,
     effective_parameters,
-    logit_scores,
     predict_labels,
-    score_posterior,
     score_split,
 )
 

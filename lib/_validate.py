@@ -1,7 +1,8 @@
 """Input checks shared by every module: each raises with the argument's name and what was expected.
 
 The one place for argument checks in :mod:`lib`: arrays (:func:`as_matrix`, :func:`as_vector`,
-:func:`as_labels`, :func:`as_one_hot`, :func:`as_weights_design_labels`, :func:`as_train_test`,
+:func:`as_labels`, :func:`as_one_hot`, :func:`as_design_labels` (paired inputs, used by
+:func:`as_weights_design_labels` and :func:`as_train_test`),
 :func:`as_probabilities`, :func:`as_nonnegative`, :func:`real_values`, :func:`kernel`,
 :func:`grid_values`, :func:`prior_values`), scalars (:func:`positive_scalar`,
 :func:`prior_variance`, :func:`fraction`, :func:`positive_int`, :func:`seed`, :func:`split_size`,
@@ -143,21 +144,26 @@ def as_design(value, name: str, *, n_cols: int | None = None) -> np.ndarray:
     return arr
 
 
+def as_design_labels(X, y, names=("X", "y"), *, n_cols: int | None = None):
+    """A design or inputs ``X`` (N, D) (:func:`as_design`) and their labels ``y`` (N,) of 0/1,
+    checked together and named ``names``: lib's one check of paired inputs."""
+    X = as_design(X, names[0], n_cols=n_cols)
+    return X, as_labels(y, names[1], length=X.shape[0])
+
+
 def as_weights_design_labels(w, Phi, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Weights ``w`` (M,), design ``Phi`` (N, M) and labels ``y`` (N,), checked together."""
-    Phi = as_design(Phi, "Phi")
-    w = as_vector(w, "w", length=Phi.shape[1])
-    y = as_labels(y, "y", length=Phi.shape[0])
-    return w, Phi, y
+    Phi, y = as_design_labels(Phi, y, ("Phi", "y"))
+    return as_vector(w, "w", length=Phi.shape[1]), Phi, y
 
 
 def as_train_test(X_train, y_train, X_test, y_test, x: str = "X"):
     """Training and test inputs and labels checked together, named ``X_train``, ``y_train``, ...
     (``Phi_train``, ... if ``x="Phi"``)."""
-    X_train = as_design(X_train, f"{x}_train")
-    y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
-    X_test = as_design(X_test, f"{x}_test", n_cols=X_train.shape[1])
-    return X_train, y_train, X_test, as_labels(y_test, "y_test", length=X_test.shape[0])
+    X_train, y_train = as_design_labels(X_train, y_train, (f"{x}_train", "y_train"))
+    X_test, y_test = as_design_labels(X_test, y_test, (f"{x}_test", "y_test"),
+                                      n_cols=X_train.shape[1])
+    return X_train, y_train, X_test, y_test
 
 
 def chain_values(s2_values, s2_max, name: str = "s2_values") -> np.ndarray:

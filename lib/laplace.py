@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_solve, cholesky, solve_triangular
 
-from lib._validate import as_design, as_labels, as_vector, as_weights_design_labels, positive_int, positive_scalar
+from lib._validate import as_design, as_design_labels, as_vector, as_weights_design_labels, positive_int, positive_scalar
 from lib.likelihood import LOGISTIC, Likelihood, as_likelihood, log_likelihood_from_activations, logistic_curvature
 
 
@@ -261,15 +261,15 @@ def _cholesky_of_precision(A, s2):
         ) from None
 
 
-def _halving_step(psi_at, w, d, psi):
-    """``w + t d`` with ``t`` halved from 1 until ``Psi`` does not decrease (a safeguard far
-    from the mode); returns the new point, its ``Psi`` and the step ``t d``."""
+def _step_halving(psi_of_step, psi) -> tuple[float, float]:
+    """The step length ``t``, halved from 1, at which ``Psi`` does not decrease (beyond rounding;
+    ``t >= 1e-10``), and ``Psi`` there: a safeguard far from the mode. ``psi_of_step(t)`` is
+    ``Psi`` at ``w + t d``. lib's one step halving (also :mod:`lib.fastgrid` and softmax's)."""
     t = 1.0
     while True:
-        w_new = w + t * d
-        psi_new = psi_at(w_new)
-        if psi_new >= psi - 1e-12 * abs(psi) or t < 1e-10:
-            return w_new, psi_new, t * d
+        psi_t = psi_of_step(t)
+        if psi_t >= psi - 1e-12 * abs(psi) or t < 1e-10:
+            return t, psi_t
         t *= 0.5
 
 
@@ -327,9 +327,8 @@ def fit_laplace(
     ConvergenceError
         If the tolerance is not met within ``max_iter`` iterations.
     """
-    Phi = as_design(Phi, "Phi")
-    N, M = Phi.shape
-    y = as_labels(y, "y", length=N)
+    Phi, y = as_design_labels(Phi, y, ("Phi", "y"))
+    M = Phi.shape[1]
     s2 = _prior_variances(s2, M)
     w0 = None if w0 is None else as_vector(w0, "w0", length=M)
     return _fit_laplace(Phi, y, s2, w0, positive_scalar(tol, "tol"),
@@ -357,7 +356,9 @@ def _fit_laplace(Phi, y, s2, w0, tol, max_iter, lik) -> LaplacePosterior:
         # Lines 6-8: b = W f + grad log p, a = b - W^1/2 L^T \ (L \ (W^1/2 K b)), f = K a; here
         # book eq. map-newton, A d = grad Psi, w <- w + t d (the halving is not in R&W)
         d = cho_solve((L, True), g)
-        w, psi, step = _halving_step(psi_at, w, d, psi)
+        t, psi = _step_halving(lambda t: psi_at(w + t * d), psi)
+        step = t * d
+        w = w + step
         # Line 9: until convergence (of Psi in the algorithm); here the step is negligible
         if _step_negligible(Phi, w, step, tol):
             break

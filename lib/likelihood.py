@@ -243,13 +243,12 @@ def _identity(a) -> np.ndarray:
     return a
 
 
-def moderate(mu, var) -> np.ndarray:
+def _probit_logits(mu, var) -> np.ndarray:
     """``mu / sqrt(1 + pi var / 8)``: the logits of the probit approximation (no checks).
 
     Book eq. ``eq-probit``: ``E[sigma(a)] ~= sigma(rho mu)``, ``rho = (1 + lambda^2 var)^{-1/2}``,
-    ``lambda^2 = pi / 8`` (eq. ``eq-probit-scale``). The per-grid-point hot path
-    (``lib.scores._activation_scores``); :func:`lib.predictive.probit_logits` and
-    :func:`lib.scores.activation_scores` check their input.
+    ``lambda^2 = pi / 8`` (eq. ``eq-probit-scale``); :data:`LOGISTIC`'s ``predictive_logits``,
+    behind :func:`lib.predictive.predictive_proba` and :func:`lib.scores.score_split`.
     """
     return mu / np.sqrt(1.0 + np.pi * var / 8.0)
 
@@ -259,5 +258,5 @@ def moderate(mu, var) -> np.ndarray:
 #: predictive's the probit approximation's ``rho mu``.
 LOGISTIC = Likelihood(
     "logistic", log_likelihood_from_activations, _logistic_gradient, _logistic_curvature,
-    _logistic_curvature_derivative, _identity, moderate,
+    _logistic_curvature_derivative, _identity, _probit_logits,
 )

@@ -21,10 +21,10 @@ from scipy.special import expit
 from scipy.linalg import eigh
 from scipy.sparse.linalg import LinearOperator, eigsh
 
-from lib._validate import as_design, as_labels, as_vector, positive_int, positive_scalar
+from lib._validate import as_design, as_design_labels, as_vector, positive_int, positive_scalar
 from lib._validate import batch_size as check_batch_size
 from lib._validate import seed as check_seed
-from lib.likelihood import average_log_likelihood_logits, sigmoid
+from lib.likelihood import average_log_likelihood_logits
 
 
 @dataclass(frozen=True)
@@ -100,9 +100,8 @@ def fit_ml(
     -------
     GradientAscentResult
     """
-    Phi = as_design(Phi, "Phi")
+    Phi, y = as_design_labels(Phi, y, ("Phi", "y"))
     N, M = Phi.shape
-    y = as_labels(y, "y", length=N)
     eta = positive_scalar(learning_rate, "learning_rate")
     n_steps = positive_int(n_steps, "n_steps")
     record_every = positive_int(record_every, "record_every")
@@ -160,8 +159,7 @@ def _test_set(Phi_test, y_test, M):
         raise ValueError("Phi_test and y_test must be given together")
     if Phi_test is None:
         return None, None
-    Phi_test = as_design(Phi_test, "Phi_test", n_cols=M)
-    return Phi_test, as_labels(y_test, "y_test", length=Phi_test.shape[0])
+    return as_design_labels(Phi_test, y_test, ("Phi_test", "y_test"), n_cols=M)
 
 
 def _minibatches(N: int, batch_size: int, rng):

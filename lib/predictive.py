@@ -19,17 +19,16 @@ import numpy as np
 from scipy.special import expit
 from scipy.linalg import solve_triangular
 
-from lib._validate import as_design, as_nonnegative, as_vector
+from lib._validate import as_design, as_nonnegative, as_vector, instance
 from lib.laplace import LaplacePosterior
-from lib.likelihood import moderate, sigmoid
 
 #: The probit approximation's scale ``lambda = sqrt(pi / 8)``: ``sigma(a) ~= N(lambda a)``.
 PROBIT_SCALE = float(np.sqrt(np.pi / 8.0))
 
 
 def _design(posterior: LaplacePosterior, Phi) -> np.ndarray:
-    if not isinstance(posterior, LaplacePosterior):
-        raise TypeError(f"posterior must be a LaplacePosterior, got {type(posterior).__name__}")
+    """``Phi`` checked as a design for ``posterior`` (checked first)."""
+    posterior = instance(posterior, "posterior", LaplacePosterior)
     return as_design(Phi, "Phi", n_cols=posterior.n_weights)
 
 
@@ -59,35 +58,6 @@ def _activation_moments(posterior: LaplacePosterior, Phi) -> tuple[np.ndarray, n
     return mu, np.einsum("mn,mn->n", V, V)
 
 
-def _gaussian_moments(mu, var) -> tuple[np.ndarray, np.ndarray]:
-    """Check means and non-negative variances of equal length; return them as float vectors."""
-    mu = as_vector(np.atleast_1d(mu), "mu")
-    return mu, as_nonnegative(np.atleast_1d(var), "var", length=mu.shape[0])
-
-
-def probit_logits(mu, var) -> np.ndarray:
-    """Moderated activation ``rho(var) mu`` with ``rho = (1 + pi var / 8)^{-1/2}`` (book eq. ``eq-probit``).
-
-    Parameters
-    ----------
-    mu : array_like, shape (N,)
-    var : array_like, shape (N,)
-        Non-negative variances.
-
-    Returns
-    -------
-    ndarray, shape (N,)
-    """
-    mu, var = _gaussian_moments(mu, var)
-    return moderate(mu, var)
-
-
-def probit_approximation(mu, var) -> np.ndarray:
-    """``sigma(mu / sqrt(1 + pi var / 8))``, the probit approximation of ``E[sigma(a)]``, ``a ~ N(mu, var)``."""
-    # Line 7 of R&W algorithm 3.2 (the averaged probability), approximated by book eq. eq-probit
-    return expit(probit_logits(mu, var))
-
-
 #: Most evaluations of the logistic :func:`logistic_gaussian_expectation` makes (its cost).
 _MAX_EVALUATIONS = 5e8
 
@@ -108,7 +78,8 @@ def logistic_gaussian_expectation(mu, var) -> np.ndarray:
     -------
     ndarray, shape (N,)
     """
-    mu, var = _gaussian_moments(mu, var)
+    mu = as_vector(np.atleast_1d(mu), "mu")
+    var = as_nonnegative(np.atleast_1d(var), "var", length=mu.shape[0])
     # Line 7 of R&W algorithm 3.2: int sigma(a) N(a | mu, var) da, here by the trapezoid rule in
     # z = (a - mu) / sd
     sd = np.sqrt(var)
@@ -116,7 +87,7 @@ def logistic_gaussian_expectation(mu, var) -> np.ndarray:
     if mu.size * 20.0 / h > _MAX_EVALUATIONS:
         raise ValueError(f"var up to {var.max():.3g} needs {mu.size * 20.0 / h:.2g} evaluations of "
                          f"the logistic (limit {_MAX_EVALUATIONS:.0g}; 1e8 take seconds); "
-                         "use probit_approximation for such variances")
+                         "use the probit approximation for such variances")
     z = np.arange(-10.0, 10.0 + h / 2, h)
     weights = np.exp(-0.5 * z**2) * h / np.sqrt(2.0 * np.pi)   # trapezoid (ends are ~1e-22)
     out = np.empty_like(mu)
@@ -127,20 +98,18 @@ def logistic_gaussian_expectation(mu, var) -> np.ndarray:
     return out
 
 
-def predictive_logits(posterior: LaplacePosterior, Phi) -> np.ndarray:
-    """Log-odds of the predictive ``P(y=1 | phi, data)`` under the Laplace posterior, shape (N,).
+def predictive_proba(posterior: LaplacePosterior, Phi) -> np.ndarray:
+    """Predictive ``P(y=1 | phi, data)`` under the Laplace posterior, shape (N,): lib's one
+    function for it.
 
-    With the posterior's own likelihood (:attr:`LaplacePosterior.likelihood`): for the logistic
-    one the probit approximation's ``rho mu_a`` (book eq. ``eq-probit``); for the probit one the
-    exact ``N(mu_a / sqrt(1/2 + sigma_a^2))`` as log-odds.
+    With the activation's moments ``mu_a``, ``sigma_a^2`` (:func:`activation_moments`) and the
+    posterior's own likelihood (:attr:`LaplacePosterior.likelihood`, its ``predictive_logits``):
+    for the logistic one the probit approximation ``sigma(mu_a / sqrt(1 + pi sigma_a^2 / 8))``
+    (book eq. ``eq-probit``); for the probit one the exact ``N(mu_a / sqrt(1/2 + sigma_a^2))``.
     """
     mu, var = activation_moments(posterior, Phi)    # checks posterior first
-    return posterior.likelihood.predictive_logits(mu, var)
-
-
-def predictive_proba(posterior: LaplacePosterior, Phi) -> np.ndarray:
-    """Predictive ``P(y=1 | phi, data)`` under the Laplace posterior (:func:`predictive_logits`), shape (N,)."""
-    return expit(predictive_logits(posterior, Phi))
+    # Line 7 of R&W algorithm 3.2 (the averaged probability), approximated by book eq. eq-probit
+    return expit(posterior.likelihood.predictive_logits(mu, var))
 
 
 def map_logits(posterior: LaplacePosterior, Phi) -> np.ndarray:

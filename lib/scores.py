@@ -7,14 +7,16 @@ factor ``L_chol``, ``Z`` the evidence and ``log Z`` the log evidence.
 
 Three kinds of score:
 
-* **classification metrics** of any probabilities or logits: decisions, accuracy, the
-  row-normalised confusion matrix, average log-likelihood (:func:`logit_scores`);
+* **classification metrics** of any probabilities: decisions, accuracy, the row-normalised
+  confusion matrix (:func:`confusion_matrix`, lib's one count: cross-tabulating two
+  classifiers' decisions is the confusion matrix of one against the other's labels); the
+  average log-likelihood is :func:`lib.likelihood.average_log_likelihood`;
 * **evidence criteria** on the training data: the number of well-determined weights
   ``gamma = M - tr(A^{-1}) / s2`` (the Laplace log evidence and its four terms are
   :attr:`lib.laplace.LaplacePosterior.evidence_terms`);
-* **predictive scores** of a posterior on a labelled set, for the plug-in MAP classifier
-  ``s(phi.w_MAP)`` and the probit-approximated predictive ``s(rho mu_a)``;
-  :func:`score_posterior` collects the headline ones.
+* **the scores of a fit**, :func:`score_split`, lib's one scorer: a posterior on a labelled
+  set, for the plug-in MAP classifier ``s(phi.w_MAP)`` and the probit-approximated predictive
+  ``s(rho mu_a)``. The grid's rows (:mod:`lib.hyper.grid`) are built from it.
 """
 from __future__ import annotations
 
@@ -24,10 +26,10 @@ import numpy as np
 from scipy.special import expit
 from scipy.linalg import solve_triangular
 
-from lib._validate import as_design, as_labels, as_probabilities, as_train_test, as_vector, fraction
+from lib._validate import as_design_labels, as_labels, as_probabilities, fraction, instance
 from lib.laplace import LaplacePosterior
-from lib.likelihood import average_log_likelihood_logits, label_log_probs, sigmoid
-from lib.predictive import _activation_moments, _gaussian_moments, moderate
+from lib.likelihood import _probit_logits, label_log_probs
+from lib.predictive import _activation_moments
 
 
 def predict_labels(p, threshold: float = 0.5) -> np.ndarray:
@@ -64,7 +66,9 @@ def confusion_matrix(p, y) -> np.ndarray:
     -------
     ndarray, shape (2, 2)
         Rows: true label 0, 1; columns: predicted label 0, 1. A class absent from ``y``
-        gives a row of NaN.
+        gives a row of NaN. With ``y = predict_labels(q)``, the decisions of a second
+        classifier, it cross-tabulates the two classifiers' decisions (the identity when they
+        always agree).
     """
     yhat = predict_labels(p)
     return _row_normalised_counts(as_labels(y, "y", length=yhat.shape[0]), yhat)
@@ -73,82 +77,12 @@ def confusion_matrix(p, y) -> np.ndarray:
 def _row_normalised_counts(rows, cols) -> np.ndarray:
     """``C[i, j]`` = fraction of the points with ``rows == i`` that have ``cols == j`` (labels
     0/1, no checks); a row with no points is NaN. The one count behind :func:`confusion_matrix`
-    and :func:`decision_crosstab`."""
+    and :class:`SplitScores`."""
     counts = np.zeros((2, 2))
     np.add.at(counts, (np.asarray(rows, dtype=int), np.asarray(cols, dtype=int)), 1.0)
     totals = counts.sum(1, keepdims=True)
     with np.errstate(invalid="ignore"):
         return counts / totals
-
-
-def logit_scores(a, y) -> tuple[float, float, np.ndarray]:
-    """Average log-likelihood, accuracy and confusion matrix of a classifier given by logits.
-
-    Parameters
-    ----------
-    a : array_like, shape (N,)
-        Activations (logits), ``P(y = 1) = s(a)``.
-    y : array_like, shape (N,)
-        Labels 0/1.
-
-    Returns
-    -------
-    ll : float
-        Average log-likelihood, computed stably from the logits.
-    acc : float
-        Accuracy of the decisions ``s(a) > 1/2``.
-    confusion : ndarray, shape (2, 2)
-        Row-normalised confusion matrix (:func:`confusion_matrix`).
-    """
-    a = as_vector(a, "a")
-    y = as_labels(y, "y", length=a.shape[0])
-    p = expit(a)
-    return average_log_likelihood_logits(a, y), accuracy(p, y), confusion_matrix(p, y)
-
-
-def activation_scores(mu, var, y) -> dict[str, float]:
-    """Accuracy and average log-likelihoods of the MAP and probit-predictive classifiers.
-
-    From the activations' posterior means ``mu = phi.w_MAP`` and variances
-    ``var = phi^T A^{-1} phi`` (book eq. ``eq-activation``): the MAP classifier predicts
-    ``s(mu)``, the probit predictive ``s(rho(var) mu)`` (book eq. ``eq-probit``). Both
-    log-likelihoods are computed stably from the logits (:func:`lib.likelihood.label_log_probs`).
-
-    Checks its arguments once; :mod:`lib.fastgrid` calls the unchecked ``_activation_scores``
-    at every grid point on arrays it checked.
-
-    Parameters
-    ----------
-    mu : ndarray, shape (N,)
-    var : ndarray, shape (N,)
-        Non-negative.
-    y : ndarray, shape (N,)
-        Labels 0/1.
-
-    Returns
-    -------
-    dict of str to float
-        ``accuracy`` of the MAP decisions ``s(mu) > 1/2`` (the predictive's are the same:
-        ``rho > 0`` keeps the sign of ``mu``); ``ll_map`` and ``ll_pred``, the average
-        log-likelihoods of the labels under ``s(mu)`` and ``s(rho mu)``.
-    """
-    mu, var = _gaussian_moments(mu, var)
-    return _activation_scores(mu, var, as_labels(y, "y", length=mu.shape[0]))
-
-
-def _activation_scores(mu, var, y) -> dict[str, float]:
-    """:func:`activation_scores` on checked arrays (no checks)."""
-    return {
-        "accuracy": float(np.mean((expit(mu) > 0.5) == (y == 1))),
-        "ll_map": float(np.mean(label_log_probs(mu, y))),
-        "ll_pred": float(np.mean(label_log_probs(moderate(mu, var), y))),
-    }
-
-
-def _check_posterior(posterior) -> LaplacePosterior:
-    if not isinstance(posterior, LaplacePosterior):
-        raise TypeError(f"posterior must be a LaplacePosterior, got {type(posterior).__name__}")
-    return posterior
 
 
 # --------------------------------------------------------------------------- evidence criteria
@@ -171,7 +105,7 @@ def effective_parameters(posterior: LaplacePosterior) -> float:
     float
         ``0 <= gamma <= M``.
     """
-    post = _check_posterior(posterior)
+    post = instance(posterior, "posterior", LaplacePosterior)
     M = post.n_weights
     Linv = solve_triangular(post.chol, np.eye(M), lower=True)   # A^{-1} = L^{-T} L^{-1}
     if np.ndim(post.s2):   # one prior variance per weight: M - tr(S^{-1} A^{-1})
@@ -180,30 +114,6 @@ def effective_parameters(posterior: LaplacePosterior) -> float:
 
 
 # --------------------------------------------------------------------------- predictive scores
-
-
-def decision_crosstab(p_row, p_col) -> np.ndarray:
-    """Cross-tabulation of two classifiers' decisions, row-normalised (report table 4).
-
-    Parameters
-    ----------
-    p_row : array_like, shape (N,)
-        ``P(y = 1)`` from the first classifier (rows).
-    p_col : array_like, shape (N,)
-        ``P(y = 1)`` from the second classifier (columns).
-
-    Returns
-    -------
-    ndarray, shape (2, 2)
-        ``C[i, j]`` = fraction of the points the first classifier labels ``i`` that the second
-        labels ``j``. The identity means the two always agree. A label the first classifier
-        never outputs gives a row of NaN.
-    """
-    row = predict_labels(as_probabilities(p_row, "p_row"))
-    col = predict_labels(as_probabilities(p_col, "p_col"))
-    if col.shape != row.shape:
-        raise ValueError(f"p_col must have length {row.shape[0]} (as p_row), got length {col.shape[0]}")
-    return _row_normalised_counts(row, col)
 
 
 @dataclass(frozen=True)
@@ -219,7 +129,8 @@ class SplitScores:
     confusion_map, confusion_pred : ndarray, shape (2, 2)
         Row-normalised confusion matrices ``P(yhat = j | y = i)``.
     agreement : ndarray, shape (2, 2)
-        :func:`decision_crosstab` of the MAP (rows) and predictive (columns) decisions.
+        Cross-tabulation of the MAP (rows) and predictive (columns) decisions: the confusion
+        matrix of the predictive against the MAP's decisions (:func:`confusion_matrix`).
     """
 
     ll_map: float
@@ -232,7 +143,11 @@ class SplitScores:
 
 
 def score_split(posterior: LaplacePosterior, Phi, y) -> SplitScores:
-    """Score the MAP and probit-predictive classifiers on one labelled set.
+    """Score the MAP and probit-predictive classifiers on one labelled set: lib's one scorer.
+
+    Each classifier is scored with the likelihood the posterior was fitted with
+    (:attr:`lib.laplace.LaplacePosterior.likelihood`); the log-likelihoods are computed stably
+    from the logits (:func:`lib.likelihood.label_log_probs`).
 
     Parameters
     ----------
@@ -246,9 +161,8 @@ def score_split(posterior: LaplacePosterior, Phi, y) -> SplitScores:
     -------
     SplitScores
     """
-    post = _check_posterior(posterior)
-    Phi = as_design(Phi, "Phi", n_cols=post.n_weights)
-    return _score_split(post, Phi, as_labels(y, "y", length=Phi.shape[0]))
+    post = instance(posterior, "posterior", LaplacePosterior)
+    return _score_split(post, *as_design_labels(Phi, y, ("Phi", "y"), n_cols=post.n_weights))
 
 
 def _score_split(post: LaplacePosterior, Phi, y) -> SplitScores:
@@ -269,40 +183,14 @@ def _score_split(post: LaplacePosterior, Phi, y) -> SplitScores:
     )
 
 
-def score_posterior(posterior: LaplacePosterior, Phi_train, y_train, Phi_test, y_test) -> dict[str, float]:
-    """Headline scores of a posterior: its log evidence and train/test scores.
-
-    (Formerly ``evaluate``, a name it shared with its module; ``evaluate`` remains as a
-    deprecated alias.)
-
-    Parameters
-    ----------
-    posterior : LaplacePosterior
-        Fitted on ``(Phi_train, y_train)``.
-    Phi_train : array_like, shape (N_train, M)
-    y_train : array_like, shape (N_train,)
-    Phi_test : array_like, shape (N_test, M)
-    y_test : array_like, shape (N_test,)
-
-    Returns
-    -------
-    dict of str to float
-        ``log_evidence``; ``train_accuracy``, ``test_accuracy`` (of the MAP decisions, which
-        coincide with the predictive's: ``rho > 0`` keeps the sign of ``mu_a``);
-        ``train_ll_map``, ``test_ll_map``, ``train_ll_pred``, ``test_ll_pred`` (average
-        log-likelihoods of the MAP and predictive probabilities).
-    """
-    post = _check_posterior(posterior)
-    Phi_train, y_train, Phi_test, y_test = as_train_test(Phi_train, y_train, Phi_test, y_test,
-                                                         "Phi")
-    if Phi_train.shape[1] != post.n_weights:
-        raise ValueError(f"Phi_train must have {post.n_weights} columns (the posterior's weights), "
-                         f"got {Phi_train.shape[1]}")
-    return _score_posterior(post, Phi_train, y_train, Phi_test, y_test)
-
-
 def _score_posterior(post, Phi_train, y_train, Phi_test, y_test) -> dict[str, float]:
-    """:func:`score_posterior` on checked arguments (no checks)."""
+    """A grid row's scores of a posterior fitted on ``(Phi_train, y_train)``: its log evidence
+    and :func:`score_split`'s headline scores on both sets (no checks; :mod:`lib.hyper.grid`).
+
+    ``log_evidence``; ``train_accuracy``, ``test_accuracy`` (of the MAP decisions, which
+    coincide with the predictive's: ``rho > 0`` keeps the sign of ``mu_a``); ``train_ll_map``,
+    ``test_ll_map``, ``train_ll_pred``, ``test_ll_pred``.
+    """
     tr = _score_split(post, Phi_train, y_train)
     te = _score_split(post, Phi_test, y_test)
     return {
@@ -313,4 +201,19 @@ def _score_posterior(post, Phi_train, y_train, Phi_test, y_test) -> dict[str, fl
         "test_ll_map": te.ll_map,
         "train_ll_pred": tr.ll_pred,
         "test_ll_pred": te.ll_pred,
+    }
+
+
+def _activation_scores(mu, var, y) -> dict[str, float]:
+    """The logistic fit's :func:`score_split` headline scores from the activations' moments
+    (no checks: :mod:`lib.fastgrid`'s hot path, at every grid point).
+
+    ``accuracy`` of the decisions ``s(mu) > 1/2`` (the predictive's are the same: ``rho > 0``
+    keeps the sign of ``mu``); ``ll_map`` and ``ll_pred``, the average log-likelihoods of the
+    labels under ``s(mu)`` and ``s(rho(var) mu)`` (book eq. ``eq-probit``).
+    """
+    return {
+        "accuracy": float(np.mean((expit(mu) > 0.5) == (y == 1))),
+        "ll_map": float(np.mean(label_log_probs(mu, y))),
+        "ll_pred": float(np.mean(label_log_probs(_probit_logits(mu, var), y))),
     }

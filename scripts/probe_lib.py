@@ -143,7 +143,7 @@ def probes() -> list[Probe]:
     import lib
     from lib import data, fastgrid, hyper
     from lib.checks import sampling
-    from lib import features, likelihood, predictive, scores
+    from lib import features, likelihood
     from lib.hyper import grid as grid_mod
     from lib.models import gp, probit, softmax
     from lib.report import ml_lab
@@ -234,14 +234,10 @@ def probes() -> list[Probe]:
               dict(posterior=_bad_object(), Phi=new_rows(Phi_te.shape))),
         Probe("predictive_proba", lib.predictive_proba, dict(posterior=post, Phi=Phi_te),
               dict(posterior=_bad_object(), Phi=new_rows(Phi_te.shape))),
-        Probe("predictive_logits", lib.predictive_logits, dict(posterior=post, Phi=Phi_te),
-              dict(posterior=_bad_object(), Phi=new_rows(Phi_te.shape))),
         Probe("map_proba", lib.map_proba, dict(posterior=post, Phi=Phi_te),
               dict(posterior=_bad_object(), Phi=new_rows(Phi_te.shape))),
         Probe("map_logits", lib.map_logits, dict(posterior=post, Phi=Phi_te),
               dict(posterior=_bad_object(), Phi=new_rows(Phi_te.shape))),
-        Probe("probit_approximation", lib.probit_approximation, dict(mu=mu, var=var),
-              dict(mu=vec(N), var={**vec(N), "negative": -var})),
         Probe("logistic_gaussian_expectation", lib.logistic_gaussian_expectation,
               dict(mu=mu[:3], var=var[:3]),
               dict(mu=vec(3), var={**vec(3), "negative": -var[:3], "1e16": np.full(3, 1e16)})),
@@ -252,17 +248,10 @@ def probes() -> list[Probe]:
         Probe("accuracy", lib.accuracy, dict(p=p, y=y), dict(p=_bad_probabilities(N), y=lab(N))),
         Probe("confusion_matrix", lib.confusion_matrix, dict(p=p, y=y),
               dict(p=_bad_probabilities(N), y=lab(N))),
-        Probe("decision_crosstab", lib.decision_crosstab, dict(p_row=p, p_col=p),
-              dict(p_row=_bad_probabilities(N), p_col=_bad_probabilities(N))),
-        Probe("logit_scores", lib.logit_scores, dict(a=mu, y=y), dict(a=vec(N), y=lab(N))),
         Probe("effective_parameters", lib.effective_parameters, dict(posterior=post),
               dict(posterior=_bad_object())),
         Probe("score_split", lib.score_split, dict(posterior=post, Phi=Phi_te, y=yte),
               dict(posterior=_bad_object(), Phi=design(Phi_te.shape), y=lab(S))),
-        Probe("score_posterior", lib.score_posterior,
-              dict(posterior=post, Phi_train=Phi, y_train=y, Phi_test=Phi_te, y_test=yte),
-              dict(posterior=_bad_object(), Phi_train=design(Phi.shape), y_train=lab(N),
-                   Phi_test=design(Phi_te.shape), y_test=lab(S))),
         # lib.models.probit
         Probe("probit.predictive_proba", probit.predictive_proba, dict(mu=mu, var=var),
               dict(mu=vec(N), var={**vec(N), "negative": -var})),
@@ -408,15 +397,11 @@ def probes() -> list[Probe]:
         # lib.features: the RBF block's parts
         Probe("squared_distances", features.squared_distances, dict(X=X, centres=X[:5]),
               dict(X=mat(X.shape), centres=new_rows((5, 2)))),
-        # lib.likelihood, lib.predictive, lib.scores: the interface and the scores of moments
+        # lib.likelihood: the interface
         Probe("as_likelihood", likelihood.as_likelihood,
               dict(value=lib.LOGISTIC, name="likelihood"),
               dict(value=_bad_object(), name={"None": None, "an int": 3}),
               blame={"value": "likelihood"}),
-        Probe("probit_logits", predictive.probit_logits, dict(mu=mu, var=var),
-              dict(mu=vec(N), var={**vec(N), "negative": -var})),
-        Probe("activation_scores", scores.activation_scores, dict(mu=mu, var=var, y=y),
-              dict(mu=vec(N), var={**vec(N), "negative": -var}, y=lab(N))),
         # lib.hyper
         Probe("hyper.default_n_jobs", grid_mod.default_n_jobs, dict(n_tasks=4),
               dict(n_tasks=_bad_int(0))),
@@ -535,6 +520,8 @@ def probes() -> list[Probe]:
                    seeds={"None": None, "[-1]": [-1]},
                    n_steps=_bad_int(), record_every=_bad_int(),
                    train_fraction=_bad_fraction())),
+        Probe("ml_lab.logit_scores", ml_lab.logit_scores, dict(a=mu, y=y),
+              dict(a=vec(N), y=lab(N))),
     ]
     # functions moved out of lib (into a chapter) since the probe was written are skipped
     return [pr for pr in out if pr.fn is not None]

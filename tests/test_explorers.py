@@ -143,7 +143,7 @@ def test_grid_numbers_are_the_laplace_fit_at_two_settings(opened, browser, lab, 
         _move(browser, "broad_prior", "s2", i)
         shown = _move(browser, "broad_prior", "l", j)["numbers"]
         post, Phi_train, Phi_test = _fit(X_train, y_train, X_test, s2_values[i], widths[j])
-        scores = lib.score_posterior(post, Phi_train, y_train, Phi_test, y_test)
+        scores = lib.scores._score_posterior(post, Phi_train, y_train, Phi_test, y_test)
         expected = {"log_evidence": f"{scores['log_evidence']:.2f}",
                     **{key: f"{scores[key]:.3f}" for key in (
                         "train_accuracy", "test_accuracy", "test_ll_map", "test_ll_pred")}}
@@ -160,8 +160,8 @@ def test_predictive_numbers_are_the_laplace_fit_at_two_settings(opened, browser,
     for k in (spec["sliders"][0]["initial"], len(s2_values) - 2):
         shown = _move(browser, "probit_accuracy", "s2", k)["numbers"]
         post, _, Phi_test = _fit(X_train, y_train, X_test, s2_values[k], width)
-        _, var = lib.activation_moments(post, Phi_test)
-        a_map, a_pred = lib.map_logits(post, Phi_test), lib.predictive_logits(post, Phi_test)
+        mu, var = lib.activation_moments(post, Phi_test)
+        a_map, a_pred = lib.map_logits(post, Phi_test), lib.LOGISTIC.predictive_logits(mu, var)
         band = lambda a: f"{np.sum((lib.sigmoid(a) > 0.3) & (lib.sigmoid(a) < 0.7))}"
         expected = {
             "log evidence": f"{post.log_evidence:.2f}",
@@ -248,7 +248,7 @@ def test_plane_fields_are_the_laplace_fit_on_the_plane():
         mu, var = lib.activation_moments(post, Phi)
         assert np.allclose(fields.map_logits[0][k], mu, atol=1e-7)
         assert np.allclose(fields.var[0][k], var, atol=1e-7)
-        assert np.allclose(fields.pred_logits[0][k], lib.predictive_logits(post, Phi), atol=1e-7)
+        assert np.allclose(fields.pred_logits[0][k], lib.LOGISTIC.predictive_logits(mu, var), atol=1e-7)
 
 
 def test_each_width_gets_the_plane_its_bumps_need():

@@ -10,7 +10,7 @@ import pytest
 
 import lib
 from lib.hyper import grid
-from lib.scores import score_posterior
+from lib.scores import _score_posterior as score_posterior
 from lib.hyper.grid import COLUMNS, evidence_grid
 
 S2 = np.array([0.01, 1.0, 100.0])

@@ -5,6 +5,7 @@ import pytest
 
 import lib
 from lib.models import probit
+from lib.scores import _score_posterior
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +43,7 @@ def test_probabilities_use_the_fitted_link(fits, problem):
     # and they are not the logistic numbers for the same activations
     mu, var = lib.activation_moments(post, Phi_test)
     assert np.max(np.abs(lib.predictive_proba(post, Phi_test)
-                         - lib.probit_approximation(mu, var))) > 1e-3
+                         - lib.sigmoid(mu / np.sqrt(1 + np.pi * var / 8)))) > 1e-3
 
 
 def test_logistic_probabilities_are_unchanged(fits, problem):
@@ -58,7 +59,7 @@ def _avg_ll(p, y):
     return float(np.mean(np.where(y == 1, np.log(p), np.log1p(-p))))
 
 
-def test_score_split_and_score_posterior_use_the_fitted_link(fits, problem):
+def test_score_split_and_the_grid_rows_use_the_fitted_link(fits, problem):
     Phi, y, Phi_test, y_test = problem
     post = fits["probit"]
     p_map, p_pred = _probit_expected(post, Phi_test)
@@ -66,7 +67,7 @@ def test_score_split_and_score_posterior_use_the_fitted_link(fits, problem):
     assert split.ll_map == pytest.approx(_avg_ll(p_map, y_test), rel=1e-10)
     assert split.ll_pred == pytest.approx(_avg_ll(p_pred, y_test), rel=1e-10)
     assert split.accuracy_map == pytest.approx(np.mean((p_map > 0.5) == (y_test == 1)))
-    scores = lib.score_posterior(post, Phi, y, Phi_test, y_test)
+    scores = _score_posterior(post, Phi, y, Phi_test, y_test)     # the grid's rows
     assert scores["test_ll_pred"] == pytest.approx(_avg_ll(p_pred, y_test), rel=1e-10)
     assert scores["test_ll_map"] == pytest.approx(_avg_ll(p_map, y_test), rel=1e-10)
     train_map, train_pred = _probit_expected(post, Phi)

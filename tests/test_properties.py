@@ -111,7 +111,7 @@ def test_predictions_are_probabilities_and_scores_are_consistent(problem, s2):
     mu, var = lib.activation_moments(post, Phi)
     assert np.all(var >= 0) and mu.shape == var.shape == y.shape
     for p in (lib.predictive_proba(post, Phi), lib.map_proba(post, Phi),
-              lib.probit_approximation(mu, var)):
+              lib.sigmoid(lib.LOGISTIC.predictive_logits(mu, var))):
         assert p.shape == y.shape and np.all((p >= 0) & (p <= 1))
     p = lib.predictive_proba(post, Phi)
     # the predictive is the MAP's probability pulled towards 1/2
@@ -121,9 +121,10 @@ def test_predictions_are_probabilities_and_scores_are_consistent(problem, s2):
     hits = cm[0, 0] * (y == 0).sum() + cm[1, 1] * (y == 1).sum()
     assert hits == pytest.approx(lib.accuracy(p, y) * len(y))
     assert lib.average_log_likelihood(p, y) <= 0
-    scores = lib.score_posterior(post, Phi, y, Phi, y)
-    assert all(np.isfinite(v) for v in scores.values())
-    assert 0 <= scores["test_accuracy"] <= 1
+    scores = lib.score_split(post, Phi, y)
+    assert all(np.isfinite(v) for v in (scores.ll_map, scores.ll_pred, scores.accuracy_pred))
+    assert 0 <= scores.accuracy_map <= 1
+    np.testing.assert_allclose(scores.confusion_pred, cm)
 
 
 @CI
@@ -133,7 +134,7 @@ def test_probit_approximation_is_close_to_the_exact_expectation(mus, variances):
     n = min(len(mus), len(variances))
     mu, var = np.array(mus[:n]), np.array(variances[:n])
     exact = lib.logistic_gaussian_expectation(mu, var)
-    approx = lib.probit_approximation(mu, var)
+    approx = lib.sigmoid(lib.LOGISTIC.predictive_logits(mu, var))   # predictive_proba's formula
     assert np.all((exact >= 0) & (exact <= 1))
     assert np.abs(exact - approx).max() < 0.02     # the probit gap, |g| <= 0.0177, and a margin
     p = probit.predictive_proba(mu, var)
@@ -216,9 +217,7 @@ def _entry_points(Phi, y, X):
         "log_likelihood": (_call(lib.log_likelihood, w=post.w_map, Phi=Phi, y=y), ("w", "Phi", "y")),
         "fit_ml": (_call(lib.fit_ml, Phi=Phi, y=y, learning_rate=0.1, n_steps=2), ("Phi", "y")),
         "predictive_proba": (_call(lib.predictive_proba, posterior=post, Phi=Phi), ("Phi",)),
-        "score_posterior": (_call(lib.score_posterior, posterior=post, Phi_train=Phi, y_train=y,
-                                  Phi_test=Phi, y_test=y),
-                            ("Phi_train", "y_train", "Phi_test", "y_test")),
+        "score_split": (_call(lib.score_split, posterior=post, Phi=Phi, y=y), ("Phi", "y")),
         "accuracy": (_call(lib.accuracy, p=np.full(n, 0.5), y=y), ("p", "y")),
         "rbf_features": (_call(lib.rbf_features, X=X, centres=X, width=0.5), ("X", "centres")),
         "first_rows_split": (_call(lib.first_rows_split, X=X, y=y), ("X", "y")),

@@ -4,13 +4,7 @@ import pytest
 from scipy.special import expit
 
 import lib
-from lib.scores import (
-    SplitScores,
-    decision_crosstab,
-    effective_parameters,
-    score_posterior,
-    score_split,
-)
+from lib.scores import SplitScores, _score_posterior, effective_parameters, score_split
 
 
 @pytest.fixture
@@ -53,25 +47,7 @@ def test_full_laplace_evidence_is_never_positive(small_problem):
         assert post.log_evidence <= post.log_likelihood <= 0
 
 
-# ------------------------------------------------------------------ decision_crosstab
-
-
-def test_crosstab_identity_and_mixed():
-    p = np.array([0.1, 0.9, 0.7, 0.2])
-    np.testing.assert_array_equal(decision_crosstab(p, p), np.eye(2))
-    q = np.array([0.6, 0.9, 0.3, 0.2])   # row 0: (0->1, 0->0); row 1: (1->1, 1->0)
-    np.testing.assert_allclose(decision_crosstab(p, q), [[0.5, 0.5], [0.5, 0.5]])
-    r = np.array([0.6, 0.9, 0.8, 0.7])   # row 0: (0->1, 0->1); row 1: (1->1, 1->1)
-    np.testing.assert_allclose(decision_crosstab(p, r), [[0.0, 1.0], [0.0, 1.0]])
-
-
-def test_crosstab_absent_decision_gives_nan_row():
-    C = decision_crosstab([0.9, 0.8], [0.9, 0.1])
-    assert np.all(np.isnan(C[0]))
-    np.testing.assert_allclose(C[1], [0.5, 0.5])
-
-
-# ------------------------------------------------------------------ score_split, score_posterior
+# ------------------------------------------------------------------ score_split, the grid's rows
 
 
 def _direct_scores(post, Phi, y):
@@ -106,9 +82,10 @@ def test_score_split_against_direct_computation(fitted):
     assert np.all(np.abs(p_pred - 0.5) <= np.abs(p_map - 0.5) + 1e-15)
 
 
-def test_score_posterior_keys_and_values(fitted):
+def test_grid_row_scores_keys_and_values(fitted):
+    # the grid's rows (lib.hyper.grid): score_split on both sets, and the log evidence
     post, prob = fitted
-    out = score_posterior(post, prob["Phi"], prob["y"], prob["Phi_test"], prob["y_test"])
+    out = _score_posterior(post, prob["Phi"], prob["y"], prob["Phi_test"], prob["y_test"])
     assert list(out) == ["log_evidence", "train_accuracy", "test_accuracy", "train_ll_map",
                          "test_ll_map", "train_ll_pred", "test_ll_pred"]
     assert all(type(v) is float for v in out.values())
@@ -161,27 +138,14 @@ BAD_INPUT = [
                  id="posterior-effective_parameters"),
     pytest.param(lambda P, Phi, y: score_split("post", Phi, y), TypeError, "posterior must be a LaplacePosterior",
                  id="posterior-score_split"),
-    pytest.param(lambda P, Phi, y: score_posterior(None, Phi, y, Phi, y), TypeError,
-                 "posterior must be a LaplacePosterior", id="posterior-score_posterior"),
-    pytest.param(lambda P, Phi, y: decision_crosstab([0.1, 0.2], [0.1]), ValueError, "p_col must have length 2",
-                 id="p_col-length"),
-    pytest.param(lambda P, Phi, y: decision_crosstab([0.1, 0.2], [-0.1, 0.2]), ValueError,
-                 "p_col must hold probabilities", id="p_col-range"),
-    pytest.param(lambda P, Phi, y: decision_crosstab([0.1, 1.2], [0.1, 0.2]), ValueError,
-                 "p_row must hold probabilities", id="p_row-range"),
-    pytest.param(lambda P, Phi, y: decision_crosstab([[0.1, 0.2]], [0.1, 0.2]), ValueError,
-                 "p_row must be a 1-D array", id="p_row-shape"),
-    pytest.param(lambda P, Phi, y: decision_crosstab(["a", "b"], [0.1, 0.2]), TypeError,
-                 "p_row must be a numeric array", id="p_row-dtype"),
-    pytest.param(lambda P, Phi, y: decision_crosstab([0.1, np.nan], [0.1, 0.2]), ValueError,
-                 "p_row must contain only finite", id="p_row-nan"),
     pytest.param(lambda P, Phi, y: score_split(P, Phi[:, :-1], y), ValueError, "Phi must have 2 columns",
                  id="Phi"),
     pytest.param(lambda P, Phi, y: score_split(P, Phi, y[:-1]), ValueError, "y must have length 3", id="y-length"),
     pytest.param(lambda P, Phi, y: score_split(P, Phi, 2 * y), ValueError, "y must contain only the labels 0 and 1",
                  id="y-labels"),
-    pytest.param(lambda P, Phi, y: score_posterior(P, Phi, y, Phi, y[:2]), ValueError, "y_test must have length 3",
-                 id="y_test"),
+    pytest.param(lambda P, Phi, y: score_split(P, Phi, y[:2]), ValueError, "y must have length 3", id="y-short"),
+    pytest.param(lambda P, Phi, y: score_split(P, Phi * np.nan, y), ValueError, "Phi must contain only finite",
+                 id="Phi-nan"),
 ]
 
 

@@ -61,8 +61,9 @@ def test_a_chapter_call_chain_checks_each_argument_once(split):
     Phi_test = lib.rbf_features(X_test, X_train, 0.7)
     post = lib.fit_laplace(Phi, y_train, 1.0)
     seen = _checks_of_training_rows(
-        lambda: lib.score_posterior(post, Phi, y_train, Phi_test, y_test), n_rows=X_train.shape[0])
-    assert seen == ["as_train_test"], seen
+        lambda: (lib.score_split(post, Phi, y_train), lib.score_split(post, Phi_test, y_test)),
+        n_rows=X_train.shape[0])
+    assert seen == ["as_design_labels"], seen     # the training design, once (Phi_test: 20 rows)
 
 
 def test_newtons_loop_checks_nothing(split):
@@ -82,5 +83,5 @@ def test_newtons_loop_checks_nothing(split):
         sys.setprofile(None)
     assert post.n_iter > 2
     # the entry point's checks only (Phi, y, s2, tol, max_iter), none repeated per iteration
-    assert seen == ["as_design", "as_labels", "positive_scalar", "positive_scalar",
+    assert seen == ["as_design_labels", "positive_scalar", "positive_scalar",
                     "positive_int"], seen

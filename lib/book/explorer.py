@@ -171,7 +171,7 @@ def plane_fields(X_train, y_train, s2_values, widths, *, n: int = 36, n_max: int
     """
     from lib.book.plots import input_grid
     from lib.fastgrid import chain_fits
-    from lib.predictive import probit_logits
+    from lib.likelihood import LOGISTIC
 
     X_train = as_matrix(X_train, "X_train", n_cols=2)
     y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
@@ -195,7 +195,7 @@ def plane_fields(X_train, y_train, s2_values, widths, *, n: int = 36, n_max: int
         resolved.append(ok)
         mus.append(mu)
         variances.append(var)
-        preds.append(probit_logits(mu.ravel(), var.ravel()).reshape(mu.shape))
+        preds.append(LOGISTIC.predictive_logits(mu, var))      # the probit approximation
     return PlaneFields(s2=s2, widths=widths, extent=extent, n=tuple(sizes),
                        resolved=tuple(resolved), map_logits=tuple(mus),
                        pred_logits=tuple(preds), var=tuple(variances))

@@ -28,7 +28,7 @@ from scipy.special import expit, logsumexp
 
 from lib.laplace import LaplacePosterior, prior_quadratic
 from lib.likelihood import _log_sigmoid
-from lib._validate import (_real_array, as_design, as_labels, as_matrix, fraction, int_at_least,
+from lib._validate import (_real_array, as_design, as_design_labels, as_matrix, fraction, int_at_least,
                            positive_scalar)
 
 try:  # the sampler's framework; the quadrature needs only NumPy
@@ -50,8 +50,7 @@ except ImportError:  # pragma: no cover - jax and numpyro are pinned in requirem
 
 
 def _problem(Phi, y, s2):
-    Phi = as_design(Phi, "Phi")
-    return Phi, as_labels(y, "y", length=Phi.shape[0]), positive_scalar(s2, "s2")
+    return (*as_design_labels(Phi, y, ("Phi", "y")), positive_scalar(s2, "s2"))
 
 
 def _laplace(posterior, M: int, name: str = "posterior") -> LaplacePosterior:

@@ -11,7 +11,7 @@ from threadpoolctl import threadpool_limits
 from lib._validate import as_design, as_labels, as_train_test, chain_values, flag, instance
 from lib._validate import width as check_width
 from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings
-from lib.laplace import ConvergenceError, log_posterior_from_activations
+from lib.laplace import ConvergenceError, _step_halving, log_posterior_from_activations
 from lib.scores import _activation_scores
 from lib.fastgrid.decompose import _make_solver
 from lib.fastgrid.forms import _curvature
@@ -176,14 +176,10 @@ def _fit_point(solver, y, s2, starts, fac, work, cfg: Settings = DEFAULT_SETTING
             work.points += 1
             return PointFit(x=x, factor=fac, a=a, h=h, mu_test=mu_test, var_test=var_test,
                             log_evidence=psi - 0.5 * log_det, n_iter=it)
-        t = 1.0
-        while True:                                    # halve until Psi does not decrease
-            x_t, a_t = x + t * (x_new - x), a + t * (a_new - a)
-            psi_t = _log_posterior(solver, x_t, a_t, y, s2)
-            if psi_t >= psi - 1e-12 * abs(psi) or t < 1e-10:
-                break
-            t *= 0.5
-        x, a, psi = x_t, a_t, psi_t
+        dx, da = x_new - x, a_new - a                 # halve until Psi does not decrease
+        t, psi = _step_halving(
+            lambda t: _log_posterior(solver, x + t * dx, a + t * da, y, s2), psi)
+        x, a = x + t * dx, a + t * da
         if t == 1.0:                                   # a full step: the factor may carry on
             x, a, psi, steps = _chord(solver, fac, y, s2, x, a, psi, cfg)
             work.chord_steps += steps

@@ -31,20 +31,11 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.linalg import cho_solve, solve_triangular
 
-from lib._validate import as_design, as_labels, as_vector, positive_scalar
+from lib._validate import as_design_labels, as_vector, positive_scalar
 from lib._validate import width as check_width
 from lib.features import rbf_features, rbf_from_squared_distances, squared_distances
 from lib.laplace import LaplacePosterior, bias_prior_variances, fit_laplace, log_prior_quadratic
 from lib.likelihood import LOGISTIC, Likelihood, as_likelihood
-
-
-# --------------------------------------------------------------------------- validation
-
-
-def _training_data(X_train, y_train):
-    X_train = as_design(X_train, "X_train")
-    y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
-    return X_train, y_train
 
 
 # --------------------------------------------------------------------------- the gradient
@@ -228,7 +219,7 @@ def evidence_gradient(X_train, y_train, s2, width, *, w0=None, likelihood: Likel
     EvidenceGradient
         With a gradient of shape (2,), or (3,) when ``bias_s2`` is given.
     """
-    X_train, y_train = _training_data(X_train, y_train)
+    X_train, y_train = as_design_labels(X_train, y_train, ("X_train", "y_train"))
     s2 = positive_scalar(s2, "s2")
     width = check_width(width, "width")
     likelihood = as_likelihood(likelihood)
@@ -269,7 +260,7 @@ def central_difference_gradient(X_train, y_train, s2, width, *, step: float = 1e
     ndarray, shape (2,) or (3,)
         ``(dlogZ/dlog s2, dlogZ/dlog l[, dlogZ/dlog bias_s2])``.
     """
-    X_train, y_train = _training_data(X_train, y_train)
+    X_train, y_train = as_design_labels(X_train, y_train, ("X_train", "y_train"))
     theta = [positive_scalar(s2, "s2"), check_width(width, "width")]
     if bias_s2 is not None:
         theta.append(positive_scalar(bias_s2, "bias_s2"))

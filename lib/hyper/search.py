@@ -11,12 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from lib._validate import positive_int, positive_scalar
+from lib._validate import as_design_labels, positive_int, positive_scalar
 from lib._validate import width as check_width
 from lib._validate import bounds as check_bounds
 from lib._validate import WIDTH_RANGE
 from lib.features import squared_distances
-from lib.hyper.gradient import EvidenceGradient, _evidence_gradient, _training_data
+from lib.hyper.gradient import EvidenceGradient, _evidence_gradient
 from lib.laplace import LaplacePosterior
 from lib.likelihood import LOGISTIC, Likelihood, as_likelihood
 
@@ -152,7 +152,7 @@ class _Problem:
 
 
 def _problem(X_train, y_train, likelihood, max_iter, gtol) -> _Problem:
-    X_train, y_train = _training_data(X_train, y_train)
+    X_train, y_train = as_design_labels(X_train, y_train, ("X_train", "y_train"))
     return _Problem(X_train, y_train, as_likelihood(likelihood),
                     positive_int(max_iter, "max_iter"), positive_scalar(gtol, "gtol"))
 

@@ -17,7 +17,7 @@ from scipy.linalg import cho_factor, cho_solve, solve_triangular
 from scipy.special import log_softmax, softmax
 
 from lib import _validate
-from lib.laplace import ConvergenceError
+from lib.laplace import ConvergenceError, _step_halving
 
 __all__ = [
     "one_hot", "log_likelihood", "gradient", "hessian", "log_posterior",
@@ -133,15 +133,8 @@ def fit_softmax_laplace(Phi, Y, s2, *, tol: float = 1e-10, max_iter: int = 100) 
         if np.max(np.abs(g)) < tol:
             break
         d = cho_solve(_cho_factor(A, s2), g)
-        t = 1.0
-        while True:
-            w_new = w + t * d
-            psi_new = log_posterior(w_new, Phi, Y, s2)
-            # accept unless Psi drops by more than rounding error
-            if psi_new >= psi - 1e-12 * (1 + abs(psi)) or t < 1e-10:
-                break
-            t /= 2
-        w, psi = w_new, psi_new
+        t, psi = _step_halving(lambda t: log_posterior(w + t * d, Phi, Y, s2), psi)
+        w = w + t * d
     else:
         raise ConvergenceError(f"max_iter = {max_iter} Newton steps were not enough: the "
                                f"largest gradient entry is still above tol = {tol:g}")

@@ -4,7 +4,8 @@ classifier on many seeded random 75/25 splits (the lab shuffled its split withou
 * :func:`split_paths` -- full-batch gradient ascent (algorithm 1, :func:`lib.ml.fit_ml`, with
   ``eta = 1 / kappa`` of :func:`lib.ml.curvature_bound`) on every split at once, scored along
   the way;
-* :func:`split_rows` -- the rows a seeded :func:`lib.data.random_split` puts in each set.
+* :func:`split_rows` -- the rows a seeded :func:`lib.data.random_split` puts in each set;
+* :func:`logit_scores` -- the lab's scores of one maximum-likelihood fit.
 
 The chapter ``report_ml_lab`` holds the rest of the lab's code (scored fits, the majority
 effect, crossings and percentiles) in its own cells.
@@ -17,11 +18,40 @@ import numpy as np
 from scipy.special import expit
 
 from lib._validate import width as check_width
-from lib._validate import as_labels, as_matrix, int_at_least, positive_int
+from lib._validate import as_labels, as_matrix, as_vector, int_at_least, positive_int
 from lib.data import random_split
 from lib.features import linear_features, rbf_features
-from lib.likelihood import label_log_probs, sigmoid
+from lib.likelihood import average_log_likelihood_logits, label_log_probs
 from lib.ml import curvature_bound
+from lib.scores import accuracy, confusion_matrix
+
+
+def logit_scores(a, y) -> tuple[float, float, np.ndarray]:
+    """Average log-likelihood, accuracy and confusion matrix of a fit given by its logits.
+
+    The lab's scores of a maximum-likelihood fit ``w`` (tables 7-10), with ``a = Phi w`` and
+    ``P(y = 1) = s(a)``; a Laplace posterior is scored by :func:`lib.scores.score_split`.
+
+    Parameters
+    ----------
+    a : array_like, shape (N,)
+        Activations (logits).
+    y : array_like, shape (N,)
+        Labels 0/1.
+
+    Returns
+    -------
+    ll : float
+        Average log-likelihood, computed stably from the logits.
+    acc : float
+        Accuracy of the decisions ``s(a) > 1/2``.
+    confusion : ndarray, shape (2, 2)
+        Row-normalised confusion matrix (:func:`lib.scores.confusion_matrix`).
+    """
+    a = as_vector(a, "a")
+    y = as_labels(y, "y", length=a.shape[0])
+    p = expit(a)
+    return average_log_likelihood_logits(a, y), accuracy(p, y), confusion_matrix(p, y)
 
 
 @dataclass(frozen=True)

@@ -589,7 +589,6 @@ NOT_PROBED = {
     "lib.fastgrid.chain.PointFit": "a result type (chain_fits())",
     "lib.fastgrid.schedule.Task": "a result record (plan_tasks()); run_task checks it",
     "lib.fastgrid.settings.Settings": "a frozen record of constants; the functions check it",
-    "lib.fastgrid.run.code_files": "takes no arguments",
     "lib.models.gp.GPLaplace": "a result type (fit_gp_laplace())",
     "lib.models.softmax.SoftmaxLaplace": "a result type (fit_softmax_laplace())",
     "lib.checks.sampling.PosteriorSamples": "a result type (sample_posterior())",

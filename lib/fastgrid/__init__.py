@@ -24,7 +24,7 @@ version (``lib.fastgrid.forms._Dual`` cites their lines).
 from lib.fastgrid import chain, decompose, forms, run, schedule
 from lib.fastgrid.chain import PointFit, Work, chain_fits, chain_rows
 from lib.fastgrid.decompose import band_drop_threshold, form_and_directions
-from lib.fastgrid.run import code_digest, code_files, default_n_jobs, evidence_grid
+from lib.fastgrid.run import code_digest, default_n_jobs, evidence_grid
 from lib.fastgrid.schedule import Task, estimate_costs, plan_tasks, run_task
 from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings
 

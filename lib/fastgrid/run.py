@@ -3,7 +3,6 @@ computed by the engine (or by the reference), in parallel tasks (joblib), with a
 (tqdm) and a disk cache (:class:`joblib.Memory`)."""
 from __future__ import annotations
 
-import ast
 import functools
 import hashlib
 import os
@@ -106,11 +105,11 @@ def evidence_grid(
     widths = width_values(widths, "widths")
     engine = choice(engine, "engine", ENGINES)
     progress, warm_start = flag(progress, "progress"), flag(warm_start, "warm_start")
+    cache = flag(cache, "cache")
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer))
                                or n_jobs == 0):
         raise ValueError(f"n_jobs must be None or a non-zero integer (as for joblib), got {n_jobs!r}")
-    table = _memory().cache(_table, ignore=["n_jobs", "progress"]) if flag(cache, "cache") \
-        else _table
+    table = _memory().cache(_table, ignore=["n_jobs", "progress"]) if cache else _table
     return table(X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
                  s2_sorted=s2_sorted, widths=widths, engine=engine, warm_start=bool(warm_start),
                  code=code_digest() if cache else "", n_jobs=n_jobs, progress=bool(progress))
@@ -156,39 +155,14 @@ def _memory() -> Memory:
 
 @functools.cache
 def code_digest() -> str:
-    """SHA-256 of the code the table is computed by (:func:`code_files`) and of numpy's and
-    scipy's versions: part of :func:`evidence_grid`'s cache key, so that the cache never serves
-    a table computed by other code. Computed once per process: the code that runs is the code
-    loaded."""
-    root = Path(__file__).parents[2]
+    """SHA-256 of the code a grid's table is computed by, and of numpy's and scipy's versions:
+    part of :func:`evidence_grid`'s cache key, so that the cache never serves a table computed
+    by other code. The code: every module of the teaching core, :mod:`lib.hyper` and
+    :mod:`lib.fastgrid` (which import nothing else from ``lib``: ``tests/test_grid.py``), not
+    the book's plots, the report's code or the other models. Computed once per process: the
+    code that runs is the code loaded."""
+    root = Path(__file__).parents[1]
     digest = hashlib.sha256(f"numpy {np.__version__} scipy {scipy.__version__}".encode())
-    for path in code_files():
+    for path in sorted([*root.glob("*.py"), *root.glob("hyper/*.py"), *root.glob("fastgrid/*.py")]):
         digest.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
     return digest.hexdigest()
-
-
-def code_files() -> list:
-    """This module's source file and those of every module of ``lib`` it imports, transitively
-    (read from the ``import`` statements, those inside functions included), sorted: the engine,
-    the reference, the Laplace fit, the scores, the checks, the packages' ``__init__`` files and
-    what they import; not the book's plots, the report's code or the other models."""
-    root = Path(__file__).parents[2]                  # the folder that holds lib/
-    seen, todo = set(), [Path(__file__)]
-    while todo:
-        path = todo.pop()
-        if path in seen:
-            continue
-        seen.add(path)
-        for node in ast.walk(ast.parse(path.read_bytes())):
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
-            else:
-                continue
-            for parts in (name.split(".") for name in names if name.split(".")[0] == "lib"):
-                for k in range(1, len(parts) + 1):  # lib, lib.hyper, lib.hyper.grid
-                    base = root.joinpath(*parts[:k])
-                    todo += [p for p in (base.with_suffix(".py"), base / "__init__.py")
-                             if p.is_file()]
-    return sorted(seen)

@@ -1,7 +1,7 @@
 """Speed of the evidence grid (issue 5): ``make bench`` or ``python benchmarks/grid.py``.
 
 Runs the 50 x 50 grid of the book (``l`` log-spaced over [0.01, 10], ``s2`` over [0.01, 100])
-on the report's training split with :func:`lib.hyper.grid.evidence_grid`, then, on a 5 x 5 sub-grid
+on the report's training split with :func:`lib.fastgrid.evidence_grid`, then, on a 5 x 5 sub-grid
 of the same points, a per-point baseline: scikit-learn's
 ``LogisticRegression(C=s2, fit_intercept=False, solver="newton-cholesky", tol=1e-10)`` on the
 RBF design with its bias column (``C`` multiplies the summed log-loss against ``w.w / 2``, so
@@ -49,7 +49,7 @@ from threadpoolctl import threadpool_limits
 
 import lib
 from lib import fastgrid
-from lib.hyper.grid import evidence_grid
+from lib.fastgrid import evidence_grid
 
 S2_VALUES = np.logspace(-2, 2, 50)
 WIDTHS = np.logspace(-2, 1, 50)

@@ -15,7 +15,8 @@ Everything else lives in a sub-package named for its role, imported as a module
   softmax regression;
 * :mod:`lib.hyper` -- choosing the hyper-parameters: the evidence grid (what a grid point is,
   the reference), the evidence gradient, the search;
-* :mod:`lib.fastgrid` -- the fast engine that computes :mod:`lib.hyper`'s grid;
+* :mod:`lib.fastgrid` -- the fast engine that runs :mod:`lib.hyper`'s grid
+  (:func:`lib.fastgrid.evidence_grid`);
 * :mod:`lib.checks` -- ground truth: the NUTS sampler and the quadrature;
 * :mod:`lib.report` -- report-only code: the report's quoted figures and the ML lab's split
   study (the teaching core never imports it);

@@ -144,7 +144,6 @@ def probes() -> list[Probe]:
     from lib import data, fastgrid, hyper
     from lib.checks import sampling
     from lib import features, likelihood
-    from lib.hyper import grid as grid_mod
     from lib.models import gp, probit, softmax
     from lib.report import ml_lab
     from lib.report import printed as printed_mod
@@ -337,7 +336,7 @@ def probes() -> list[Probe]:
               dict(Phi_train=Phi, y_train=y, Phi_test=Phi_te, y_test=yte, s2=1.0),
               dict(Phi_train=mat(Phi.shape), y_train=lab(N), Phi_test=design(Phi_te.shape),
                    y_test=lab(S), s2=pos())),
-        Probe("hyper.evidence_grid", hyper.evidence_grid,
+        Probe("fastgrid.evidence_grid", fastgrid.evidence_grid,
               dict(X_train=X, y_train=y, X_test=Xte, y_test=yte, s2_values=[0.5, 2.0],
                    widths=[0.5, 1.0], n_jobs=1),
               dict(X_train=mat(X.shape), y_train=lab(N), X_test=design(Xte.shape), y_test=lab(S),
@@ -403,7 +402,7 @@ def probes() -> list[Probe]:
               dict(value=_bad_object(), name={"None": None, "an int": 3}),
               blame={"value": "likelihood"}),
         # lib.hyper
-        Probe("hyper.default_n_jobs", grid_mod.default_n_jobs, dict(n_tasks=4),
+        Probe("fastgrid.default_n_jobs", fastgrid.default_n_jobs, dict(n_tasks=4),
               dict(n_tasks=_bad_int(0))),
         Probe("hyper.maximise_evidence_bias", hyper.maximise_evidence_bias,
               dict(X_train=X, y_train=y, bias_s2_bounds=(0.1, 10.0), starts=[(1.0, 0.7, 1.0)],
@@ -411,7 +410,7 @@ def probes() -> list[Probe]:
               dict(X_train=mat(X.shape), y_train=lab(N), bias_s2_bounds=_bad_pair(),
                    starts={"None of triples": [None], "negative": [(-1.0, 1.0, 1.0)]},
                    max_iter=_bad_int())),
-        Probe("hyper.evidence_grid (options)", hyper.evidence_grid,
+        Probe("fastgrid.evidence_grid (options)", fastgrid.evidence_grid,
               dict(X_train=X, y_train=y, X_test=Xte, y_test=yte, s2_values=[0.5, 2.0],
                    widths=[0.5, 1.0], n_jobs=1),
               dict(cache=_bad_bool(), warm_start=_bad_bool(), progress=_bad_bool())),
@@ -545,7 +544,8 @@ _SKIP_EQUIVALENT = _SKIP_VALID | {"data.cache_dir", "data.load_lab_data",
 MODULES = ("lib", "lib.data", "lib.features", "lib.likelihood", "lib.laplace", "lib.ml",
            "lib.predictive", "lib.scores", "lib.hyper", "lib.hyper.grid", "lib.hyper.gradient",
            "lib.hyper.search", "lib.fastgrid", "lib.fastgrid.chain", "lib.fastgrid.decompose",
-           "lib.fastgrid.forms", "lib.fastgrid.schedule", "lib.fastgrid.settings",
+           "lib.fastgrid.forms", "lib.fastgrid.run", "lib.fastgrid.schedule",
+           "lib.fastgrid.settings",
            "lib.models.gp", "lib.models.probit", "lib.models.softmax", "lib.checks.sampling",
            "lib.report.printed", "lib.report.ml_lab")
 

@@ -287,12 +287,12 @@ def test_a_width_too_narrow_to_draw_shows_the_classifier_between_the_points():
 def small_grid():
     """A 3 x 2 grid on blobs, its planes, and the grid explorer's output."""
     from conftest import make_blobs
-    from lib import hyper
+    from lib import fastgrid
 
     X, y = make_blobs(90, seed=2)
     X_train, y_train, X_test, y_test = X[:60], y[:60], X[60:], y[60:]
     s2, widths = np.array([0.1, 1.0, 100.0]), np.array([0.3, 1.0])
-    table = hyper.evidence_grid(X_train, y_train, X_test, y_test, s2, widths)
+    table = fastgrid.evidence_grid(X_train, y_train, X_test, y_test, s2, widths)
     fields = explorer.plane_fields(X_train, y_train, s2, widths, n=10)
     best = table.loc[table.log_evidence.idxmax()]
     page = explorer.grid_explorer(table, fields, X_train, y_train, X_test, y_test,

@@ -7,8 +7,8 @@ import pandas as pd
 import pytest
 
 import lib
-from lib.fastgrid import DEFAULT_SETTINGS, chain, decompose, forms, schedule
-from lib.hyper.grid import COLUMNS, evidence_grid
+from lib.fastgrid import DEFAULT_SETTINGS, chain, decompose, evidence_grid, forms, schedule
+from lib.hyper.grid import COLUMNS
 
 from conftest import make_blobs
 

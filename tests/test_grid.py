@@ -1,17 +1,29 @@
-"""Tests of lib.hyper.grid: a grid point is fit_laplace and score_posterior; the table's layout, its
-parallel and cached runs, and the checks of the arguments. (The fast engine against the
-reference: tests/test_fastgrid.py.)"""
+"""Tests of the grid: lib.hyper.grid's definition (a grid point is fit_laplace and
+score_posterior), which imports no engine; lib.fastgrid.evidence_grid's table, its parallel and
+cached runs, and the checks of its arguments. (The fast engine against the reference:
+tests/test_fastgrid.py.)"""
+import ast
 import os
+import subprocess
+import sys
 import warnings
+from pathlib import Path
 
+import joblib
 import numpy as np
 import pandas as pd
 import pytest
 
 import lib
+from lib import fastgrid
+from lib.fastgrid import default_n_jobs, evidence_grid
 from lib.hyper import grid
+from lib.hyper.grid import COLUMNS
 from lib.scores import _score_posterior as score_posterior
-from lib.hyper.grid import COLUMNS, evidence_grid
+
+HYPER = Path(lib.__file__).parent / "hyper"
+#: What the definition (lib.hyper) must not import: the engine and what runs it.
+ENGINE_MODULES = ("lib.fastgrid", "joblib", "tqdm", "hashlib")
 
 S2 = np.array([0.01, 1.0, 100.0])
 #: 0.05: banded dual form; 0.2: dense dual; 1.5 and 3: low rank (primal, reduced).
@@ -60,6 +72,26 @@ def test_grid_point_is_a_fit_and_its_scores(data):
     assert scores == score_posterior(posterior, Phi, ytr, Phi_test, yte)
 
 
+def test_hyper_imports_no_engine():
+    """lib.hyper is the definition: no import of the engine, joblib, tqdm or hashlib (or os) in
+    its source, and importing it loads none of them beyond what ``import lib`` loads."""
+    for path in HYPER.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                assert not name.startswith((*ENGINE_MODULES, "os")), (path.name, name)
+                assert not (name == "lib" and any(a.name == "fastgrid" for a in node.names))
+    probe = ("import sys, lib; before = set(sys.modules); import lib.hyper; "
+             "print(' '.join(sorted(set(sys.modules) - before)))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                            check=True, env={**os.environ, "PYTHONPATH": str(HYPER.parents[1])})
+    added = loaded.stdout.split()
+    assert "lib.hyper.grid" in added
+    assert not [m for m in added if m.split(".")[0] in ENGINE_MODULES or m.startswith(
+        "lib.fastgrid")], added
+
+
 def test_joblib_parallel_equals_serial(data, table):
     parallel = evidence_grid(*data, S2, WIDTHS, n_jobs=2)
     pd.testing.assert_frame_equal(parallel, table, check_exact=True)
@@ -68,7 +100,7 @@ def test_joblib_parallel_equals_serial(data, table):
 def test_default_jobs_use_the_cores_and_equal_serial(data, table):
     expected = min(len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity")
                    else os.cpu_count() or 1, WIDTHS.size)
-    assert grid.default_n_jobs(WIDTHS.size) == expected
+    assert default_n_jobs(WIDTHS.size) == expected
     default = evidence_grid(*data, S2, WIDTHS)                  # n_jobs=None
     pd.testing.assert_frame_equal(default, table, check_exact=True)
 
@@ -76,18 +108,18 @@ def test_default_jobs_use_the_cores_and_equal_serial(data, table):
 @pytest.mark.parametrize("cores, n_tasks, expected", [(8, 3, 3), (2, 50, 2), (1, 5, 1), (4, 0, 1)])
 def test_default_jobs_are_bounded(monkeypatch, cores, n_tasks, expected):
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
-    assert grid.default_n_jobs(n_tasks) == expected
+    assert default_n_jobs(n_tasks) == expected
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)  # platforms without it
     monkeypatch.setattr(os, "cpu_count", lambda: cores)
-    assert grid.default_n_jobs(n_tasks) == expected
+    assert default_n_jobs(n_tasks) == expected
     monkeypatch.setattr(os, "cpu_count", lambda: None)        # unknown: one job
-    assert grid.default_n_jobs(n_tasks) == 1
+    assert default_n_jobs(n_tasks) == 1
 
 
 def test_split_chains_are_the_same_on_any_number_of_workers(data):
     """Chains split into segments (many s2 values): still bit-identical to serial."""
     s2 = np.logspace(-2, 2, 40)
-    tasks = grid.fastgrid.plan_tasks(data[0], s2, WIDTHS)
+    tasks = fastgrid.plan_tasks(data[0], s2, WIDTHS)
     assert len(tasks) > WIDTHS.size                             # some chains are split
     serial = evidence_grid(*data, s2, WIDTHS, n_jobs=1)
     pd.testing.assert_frame_equal(evidence_grid(*data, s2, WIDTHS, n_jobs=2), serial,
@@ -96,8 +128,6 @@ def test_split_chains_are_the_same_on_any_number_of_workers(data):
 
 def test_dask_cluster_equals_serial(data, table):
     distributed = pytest.importorskip("distributed")
-    import joblib
-
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
                                   dashboard_address=None) as cluster, distributed.Client(cluster):
         with joblib.parallel_backend("dask"):
@@ -105,17 +135,53 @@ def test_dask_cluster_equals_serial(data, table):
     pd.testing.assert_frame_equal(on_cluster, table, check_exact=True)
 
 
+def _cached(folder):
+    return sorted(folder.rglob("output.pkl"))                  # joblib.Memory's entries
+
+
 def test_cache_returns_the_same_table(data, table, tmp_path, monkeypatch):
     monkeypatch.setenv("BLC_CACHE_DIR", str(tmp_path))
     first = evidence_grid(*data, S2, WIDTHS, n_jobs=1, cache=True)
-    stored = list((tmp_path / "grids").glob("*.npz"))
-    assert len(stored) == 1
+    assert len(_cached(tmp_path / "grids")) == 1
     pd.testing.assert_frame_equal(first, table, check_exact=True)
-    again = evidence_grid(*data, S2, WIDTHS, n_jobs=1, cache=True)
+    again = evidence_grid(*data, S2, WIDTHS, n_jobs=2, cache=True, progress=True)  # same key
     pd.testing.assert_frame_equal(again, table, check_exact=True)
+    assert len(_cached(tmp_path / "grids")) == 1
     evidence_grid(*data, S2[:2], WIDTHS, n_jobs=1, cache=True)       # other inputs, other key
     evidence_grid(*data, S2, WIDTHS, n_jobs=1, cache=True, engine="reference")
-    assert len(list((tmp_path / "grids").glob("*.npz"))) == 3
+    evidence_grid(*data, S2, WIDTHS, n_jobs=1, cache=True, warm_start=False)
+    assert len(_cached(tmp_path / "grids")) == 4
+
+
+def test_cache_is_keyed_on_the_code(data, table, tmp_path, monkeypatch):
+    """Other code (a change to lib's engine or fit): another key, the table recomputed."""
+    monkeypatch.setenv("BLC_CACHE_DIR", str(tmp_path))
+    evidence_grid(*data, S2, WIDTHS, n_jobs=1, cache=True)
+    stale = _cached(tmp_path / "grids")[0]
+    joblib.dump(table.assign(log_evidence=0.0), stale)              # as if other code made it
+    pd.testing.assert_frame_equal(evidence_grid(*data, S2, WIDTHS, n_jobs=1, cache=True),
+                                  table.assign(log_evidence=0.0))   # the cache is read ...
+    monkeypatch.setattr(fastgrid.run, "code_digest", lambda: "other code")
+    pd.testing.assert_frame_equal(evidence_grid(*data, S2, WIDTHS, n_jobs=1, cache=True), table,
+                                  check_exact=True)                 # ... but not for other code
+    assert len(_cached(tmp_path / "grids")) == 2
+
+
+def test_the_cache_key_covers_every_module_a_table_is_computed_by():
+    """code_digest hashes the teaching core, lib.hyper and lib.fastgrid; these import nothing
+    else from lib, so that a change to any code a table is computed by changes the key."""
+    root = Path(lib.__file__).parent
+    for path in [*root.glob("*.py"), *root.glob("hyper/*.py"), *root.glob("fastgrid/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+            else:
+                continue
+            for sub in {name.split(".")[1] for name in names if name.startswith("lib.")}:
+                assert sub in ("hyper", "fastgrid") or not (root / sub).is_dir(), (path, sub)
+    assert len(fastgrid.code_digest()) == 64
 
 
 def test_cache_in_an_unwritable_folder_is_skipped(data, table, tmp_path, monkeypatch):

@@ -271,7 +271,7 @@ def plot_grid_heatmap(ax, table, value: str, *, best=None, annotate: bool = Fals
     ax : matplotlib.axes.Axes
     table : pandas.DataFrame
         One row per grid point with columns ``s2``, ``width`` and ``value`` (the layout of
-        :func:`lib.hyper.grid.evidence_grid`).
+        :func:`lib.fastgrid.evidence_grid`).
     value : str
         Column to colour by.
     best : (s2, width), optional

@@ -159,7 +159,7 @@ def run_task(X_train, y_train, X_test, y_test, s2_sorted, task, warm_start=True,
 
 def _run_task(X_train, y_train, X_test, y_test, s2_sorted, task, warm_start=True,
               settings: Settings = DEFAULT_SETTINGS):
-    """:func:`run_task` on checked arguments (no checks): :func:`lib.hyper.evidence_grid`'s
+    """:func:`run_task` on checked arguments (no checks): :func:`lib.fastgrid.evidence_grid`'s
     jobs."""
     return _chain_rows(X_train, y_train, X_test, y_test, s2_sorted[task.start:task.stop],
                        task.width, s2_sorted[-1], warm_start, settings)

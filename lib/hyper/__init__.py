@@ -1,16 +1,16 @@
 """Choosing the hyper-parameters ``(s2, l)`` (book part "Choosing the hyper-parameters").
 
-* :mod:`lib.hyper.grid` -- the evidence grid: what a grid point is (:func:`grid_point`), the
-  reference (:func:`reference_rows`) and :func:`evidence_grid`, which computes the reference's
-  table with the fast engine of :mod:`lib.fastgrid` (or the reference itself);
+* :mod:`lib.hyper.grid` -- the evidence grid's definition: what a grid point is
+  (:func:`grid_point`) and the reference (:func:`reference_rows`); running a whole grid fast
+  is :func:`lib.fastgrid.evidence_grid`'s job (``lib.hyper`` never imports the engine);
 * :mod:`lib.hyper.gradient` -- the exact gradient of the Laplace log evidence;
 * :mod:`lib.hyper.search` -- its maximisation by L-BFGS-B (objective apart from optimiser).
 
 The names below are the sub-package's interface (``from lib import hyper``,
-``hyper.evidence_grid(...)``).
+``hyper.grid_point(...)``).
 """
 from lib.hyper.gradient import EvidenceGradient, central_difference_gradient, evidence_gradient
-from lib.hyper.grid import COLUMNS, evidence_grid, grid_point, reference_rows
+from lib.hyper.grid import COLUMNS, grid_point, reference_rows
 from lib.hyper.search import (
     DEFAULT_S2_BOUNDS,
     DEFAULT_STARTS,

@@ -142,7 +142,7 @@ def plane_fields(X_train, y_train, s2_values, widths, *, n: int = 36, n_max: int
 
     Each width is one chain of the grid engine (:mod:`lib.fastgrid`), the plane's points in
     the place of the test inputs: the Laplace fit of :func:`lib.laplace.fit_laplace`,
-    warm-started along ``s2``, equal to it to 1e-8 (as :func:`lib.hyper.evidence_grid`). Each
+    warm-started along ``s2``, equal to it to 1e-8 (as :func:`lib.fastgrid.evidence_grid`). Each
     width's plane has the points its bumps need (:func:`plane_size`). At a width too narrow for
     ``n_max`` points the plane has ``n`` points, and a point within ``FADED`` widths of a
     training input takes the values of the nearest point beyond: the plane shows the classifier
@@ -269,7 +269,7 @@ def grid_explorer(table, fields: PlaneFields, X_train, y_train, X_test, y_test, 
     Parameters
     ----------
     table : pandas.DataFrame
-        :func:`lib.hyper.evidence_grid`'s table; it must hold every setting of ``fields``.
+        :func:`lib.fastgrid.evidence_grid`'s table; it must hold every setting of ``fields``.
     fields : PlaneFields
     X_train, y_train, X_test, y_test : the data drawn over the contours.
     figure : str

@@ -1,7 +1,7 @@
 """The fast engine: :func:`evidence_grid` runs a whole grid, an optimisation and nothing more;
 ``from lib import fastgrid``. At every ``(s2, l)`` it computes :mod:`lib.hyper.grid`'s
 reference (the Laplace fit of :func:`lib.laplace.fit_laplace`, warm-started along ``s2``, and
-the scores of :func:`lib.scores.score_posterior`) to 1e-8 (``tests/test_fastgrid.py``, for each
+the scores of :func:`lib.scores._score_posterior`) to 1e-8 (``tests/test_fastgrid.py``, for each
 solver form), sharing the work across the grid. :class:`Work` counts what that saves.
 
 Derived in the book's appendix chapter "How the grid is computed fast"; the modules and the

@@ -52,7 +52,7 @@ def evidence_grid(
 
     Every row is a grid point as :mod:`lib.hyper.grid` defines it
     (:func:`lib.hyper.grid.grid_point`): ``fit_laplace`` warm-started along ``s2``, scored by
-    ``score_posterior``; the fast engine computes it to 1e-8.
+    ``_score_posterior``; the fast engine computes it to 1e-8.
 
     Parameters
     ----------

@@ -9,9 +9,10 @@ search"; report section 3.3, figures 4-5).
    from the MAP at the previous (smaller) ``s2`` of the same width (a warm start, which
    changes the number of iterations, not the answer), and the Laplace approximation there
    (:func:`lib.laplace.fit_laplace`);
-3. ``score_posterior(posterior, Phi, y_train, Phi_test, y_test)``: the Laplace log evidence
+3. ``_score_posterior(posterior, Phi, y_train, Phi_test, y_test)``: the Laplace log evidence
    and the accuracies and average log-likelihoods of the MAP and probit-predictive
-   classifiers on both splits (:func:`lib.scores.score_posterior`).
+   classifiers on both splits (:func:`lib.scores._score_posterior`: the log evidence and
+   :func:`lib.scores.score_split` on both splits).
 
 :func:`reference_rows` does exactly that, point by point. This module is the definition only:
 running a whole grid fast (:func:`lib.fastgrid.evidence_grid`: shared decompositions,
@@ -61,7 +62,8 @@ def grid_point(Phi_train, y_train, Phi_test, y_test, s2, *, w0=None):
     -------
     posterior : LaplacePosterior
     scores : dict of str to float
-        :func:`lib.scores.score_posterior`.
+        :func:`lib.scores._score_posterior` (the log evidence, :func:`lib.scores.score_split`
+        on both splits).
     """
     Phi_train, y_train, Phi_test, y_test = as_train_test(Phi_train, y_train, Phi_test, y_test,
                                                          "Phi")

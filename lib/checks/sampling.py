@@ -28,25 +28,20 @@ from scipy.special import expit, logsumexp
 
 from lib.laplace import LaplacePosterior, prior_quadratic
 from lib.likelihood import _log_sigmoid
-from lib._validate import (_real_array, as_design, as_labels, as_matrix, fraction, int_at_least,
-                           positive_scalar)
+from lib._validate import (_real_array, as_design, as_labels, as_matrix, fraction, instance,
+                           int_at_least, positive_scalar)
 
 try:  # the sampler's framework; the quadrature needs only NumPy
     import jax
     import jax.numpy as jnp
 
     jax.config.update("jax_enable_x64", True)
-    with warnings.catch_warnings():
-        # NumPyro imports tqdm.auto, which warns in a notebook without ipywidgets; the book
-        # runs the sampler without progress bars.
+    with warnings.catch_warnings():     # tqdm.auto's warning without ipywidgets (no bars here)
         warnings.filterwarnings("ignore", message="IProgress not found")
         import numpyro.diagnostics
         import numpyro.infer
 except ImportError:  # pragma: no cover - jax and numpyro are pinned in requirements.lock
     jax = None
-
-
-# --------------------------------------------------------------------------- input checks
 
 
 def _problem(Phi, y, s2):
@@ -55,9 +50,7 @@ def _problem(Phi, y, s2):
 
 
 def _laplace(posterior, M: int, name: str = "posterior") -> LaplacePosterior:
-    if not isinstance(posterior, LaplacePosterior):
-        raise TypeError(f"{name} must be a LaplacePosterior, got {type(posterior).__name__}")
-    if posterior.n_weights != M:
+    if instance(posterior, name, LaplacePosterior).n_weights != M:
         raise ValueError(f"{name} has {posterior.n_weights} weights, Phi has {M} columns")
     return posterior
 
@@ -72,17 +65,12 @@ MAX_NODES = 2**20
 def _draws(draws) -> np.ndarray:
     draws = _real_array(draws, "draws").astype(float)
     if draws.ndim != 3 or min(draws.shape) == 0:
-        raise ValueError(
-            f"draws must have shape (chains, draws, M), got shape {draws.shape}"
-        )
+        raise ValueError(f"draws must have shape (chains, draws, M), got shape {draws.shape}")
     if draws.shape[1] < 4:
         raise ValueError(f"draws must hold at least 4 draws per chain, got {draws.shape[1]}")
     if not np.all(np.isfinite(draws)):
         raise ValueError("draws must contain only finite values")
     return draws
-
-
-# --------------------------------------------------------------------------- the density
 
 
 def log_joint(W, Phi, y, s2) -> np.ndarray:
@@ -148,9 +136,6 @@ def log_posterior_fn(Phi, y, s2):
     return psi
 
 
-# --------------------------------------------------------------------------- NUTS
-
-
 @dataclass(frozen=True)
 class PosteriorSamples:
     """Draws of the weights from NUTS, with the sampler's own record.
@@ -193,12 +178,11 @@ class PosteriorSamples:
         return self.draws.reshape(-1, self.draws.shape[-1])
 
     def diagnostics(self) -> dict[str, float]:
-        """Largest split R-hat, smallest ESS (over weights), divergences, mean leapfrog steps."""
-        from numpyro.diagnostics import split_gelman_rubin
-
+        """Largest split R-hat, smallest ESS (over weights; Gelman et al. 2013, ch. 11, as in
+        Stan), divergences, mean leapfrog steps."""
         return {
-            "max R-hat": float(np.max(split_gelman_rubin(self.draws))),   # Gelman et al. (2013),
-            "min ESS": float(_ess(self.draws).min()),                      # ch. 11, as in Stan
+            "max R-hat": float(np.max(numpyro.diagnostics.split_gelman_rubin(self.draws))),
+            "min ESS": float(_ess(self.draws).min()),
             "divergences": int(self.diverging.sum()),
             "steps per draw": float(self.num_steps.mean()),
         }
@@ -206,9 +190,8 @@ class PosteriorSamples:
 
 @contextmanager
 def _compilation_cache_in(folder):
-    """JAX's persistent compilation cache in ``folder`` for the duration of the block (XLA
-    programs that took over 0.5 s to compile: the NUTS loops), then JAX's settings as they
-    were."""
+    """JAX's persistent compilation cache in ``folder`` (programs over 0.5 s to compile: the
+    NUTS loops) for the duration of the block, then JAX's settings as they were."""
     from jax.experimental.compilation_cache import compilation_cache
 
     names = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")
@@ -226,12 +209,9 @@ def _compilation_cache_in(folder):
 
 @contextmanager
 def _each_program_compiled_once():
-    """NumPyro's sequential chains jit a new sampling loop per chain, so XLA would compile the
-    same program once per chain (about 2.5 s each on the book's problems: most of a small
-    problem's run). For the duration of the block, JAX's persistent compilation cache in a
-    temporary folder lets the second chain load the executable the first one compiled. It is
-    the same program, so the draws are the same as without the cache. A cache the caller has
-    set up (``jax_compilation_cache_dir``) is used as it is."""
+    """NumPyro's sequential chains jit one sampling loop per chain (about 2.5 s of compilation
+    each); a persistent cache in a temporary folder lets the next chains load the first one's
+    executable (the same program: the same draws). A cache the caller set up is used as is."""
     if jax.config.jax_compilation_cache_dir:
         yield
         return
@@ -319,16 +299,8 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
     )
 
 
-# --------------------------------------------------------------------------- moments
-
-
 def _ess(x: np.ndarray) -> np.ndarray:
-    from numpyro.diagnostics import effective_sample_size
-
-    return np.asarray(effective_sample_size(x))
-
-
-# --------------------------------------------------------------------------- predictive
+    return np.asarray(numpyro.diagnostics.effective_sample_size(x))
 
 
 def mc_predictive(draws, Phi, *, chunk: int = 512) -> tuple[np.ndarray, np.ndarray]:
@@ -361,9 +333,6 @@ def mc_predictive(draws, Phi, *, chunk: int = 512) -> tuple[np.ndarray, np.ndarr
         ess = _ess(s)
         mcse[i : i + chunk] = np.where(sd > 0, sd / np.sqrt(np.maximum(ess, 1.0)), 0.0)
     return p, mcse
-
-
-# --------------------------------------------------------------------------- quadrature
 
 
 @dataclass(frozen=True)

@@ -38,16 +38,10 @@ from lib.laplace import LaplacePosterior, bias_prior_variances, fit_laplace, log
 from lib.likelihood import LOGISTIC, Likelihood, as_likelihood
 
 
-# --------------------------------------------------------------------------- validation
-
-
 def _training_data(X_train, y_train):
     X_train = as_design(X_train, "X_train")
     y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
     return X_train, y_train
-
-
-# --------------------------------------------------------------------------- the gradient
 
 
 @dataclass(frozen=True)
@@ -152,10 +146,9 @@ def _evidence_gradient(d2, y, s2, width, w0=None, *, width_derivative=True,
     # here C = L^{-1} Phi^T and h_n = |C[:, n]|^2, the posterior variance of a_n
     C = solve_triangular(L, Phi.T, lower=True)                # L^{-1} Phi^T, (M, N)
     h = np.einsum("mn,mn->n", C, C)                           # h_n = phi_n^T A^{-1} phi_n
-    # gamma = tr(A^{-1} Phi^T W Phi) = sum_n W_nn h_n, MacKay's gamma = M - tr(A^{-1}) / s2 of
-    # lib.scores.effective_parameters (equal since A^{-1} A = I; tested), from the h_n the
-    # gradient needs anyway; so tr(A^{-1} S^{-1}) = M - gamma without inverting A.
-    gamma = float(W @ h)                                      # (E8)
+    # (E8), from the h_n the gradient needs anyway: tr(A^{-1} S^{-1}) = M - gamma without
+    # inverting A (lib.scores.effective_parameters computes it as M - tr(A^{-1}) / s2; tested)
+    gamma = float(W @ h)
     # Line 9: R&W's s_2 = dlogZ/df (their eq. 5.23); here (E2). W3 = -grad^3 log p, so this is
     # +(1/2) Phi^T (h * grad^3 log p), plus one half (lib.models.gp.rbf_evidence_gradient
     # explains the sign; the central differences of tests/test_hyper_evidence.py confirm it)
@@ -251,18 +244,10 @@ def central_difference_gradient(X_train, y_train, s2, width, *, step: float = 1e
 
     Parameters
     ----------
-    X_train : array_like, shape (N, D)
-        Training inputs (also the RBF centres).
-    y_train : array_like, shape (N,)
-        Training labels 0/1.
-    s2, width : float
-        The point ``(s2, l)``, both positive.
+    X_train, y_train, s2, width, likelihood, bias_s2
+        As in :func:`evidence_gradient`.
     step : float
-        Step ``h`` in log space.
-    likelihood : lib.likelihood.Likelihood
-        As in :func:`evidence_gradient`.
-    bias_s2 : float, optional
-        As in :func:`evidence_gradient`.
+        Step ``h`` in log space, at most 1.
 
     Returns
     -------

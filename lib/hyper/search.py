@@ -31,9 +31,6 @@ DEFAULT_STARTS = ((1.0, 0.1), (1.0, 1.0), (10.0, 0.3), (0.1, 3.0))
 DEFAULT_S2_STARTS = (0.1, 1.0, 10.0)
 
 
-# --------------------------------------------------------------------------- the optimiser
-
-
 @dataclass(frozen=True)
 class EvidenceRun:
     """One L-BFGS-B run from one starting point.
@@ -79,12 +76,8 @@ class EvidenceOptimum:
 
     Attributes
     ----------
-    s2, width : float
-        The best ``(s2, l)`` found.
-    log_evidence : float
-        ``log Z`` there.
-    gradient : ndarray, shape (K,)
-        ``dlogZ/dtheta`` there.
+    s2, width, log_evidence, gradient, bias_s2
+        As in :class:`EvidenceRun`, of the best run.
     n_evaluations : int
         Evaluations over all runs.
     starts : tuple of tuple of float
@@ -93,8 +86,6 @@ class EvidenceOptimum:
         One per start, in the order of ``starts``.
     posterior : LaplacePosterior
         The Laplace fit at the optimum.
-    bias_s2 : float or None
-        The best ``bias_s2`` (None for a shared prior variance).
     """
 
     s2: float
@@ -106,11 +97,6 @@ class EvidenceOptimum:
     runs: tuple
     posterior: LaplacePosterior
     bias_s2: float | None = None
-
-
-def _in_box(value, box, name, i):
-    if not box[0] <= value <= box[1]:
-        raise ValueError(f"starts[{i}] has {name} = {value} outside {name}_bounds {box}")
 
 
 def _points(starts, boxes, names):
@@ -134,27 +120,18 @@ def _points(starts, boxes, names):
         values = tuple(positive_scalar(v, f"starts[{i}][{k}] ({n})")
                        for k, (v, n) in enumerate(zip(values, names)))
         for v, box, n in zip(values, boxes, names):
-            _in_box(v, box, n, i)
+            if not box[0] <= v <= box[1]:
+                raise ValueError(f"starts[{i}] has {n} = {v} outside {n}_bounds {box}")
         out.append(values)
     if not out:
         raise ValueError("starts must hold at least one starting point")
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class _Problem:
+def _problem(X_train, y_train, likelihood, max_iter, gtol) -> tuple:
     """A search's checked arguments, shared by the three entry points."""
-    X_train: np.ndarray
-    y_train: np.ndarray
-    likelihood: Likelihood
-    max_iter: int
-    gtol: float
-
-
-def _problem(X_train, y_train, likelihood, max_iter, gtol) -> _Problem:
-    X_train, y_train = _training_data(X_train, y_train)
-    return _Problem(X_train, y_train, as_likelihood(likelihood),
-                    positive_int(max_iter, "max_iter"), positive_scalar(gtol, "gtol"))
+    return (*_training_data(X_train, y_train), as_likelihood(likelihood),
+            positive_int(max_iter, "max_iter"), positive_scalar(gtol, "gtol"))
 
 
 def maximise_evidence(X_train, y_train, *, starts=None, s2_bounds=DEFAULT_S2_BOUNDS,
@@ -235,18 +212,18 @@ def maximise_evidence_bias(X_train, y_train, *, bias_s2_bounds, starts=None,
     return _search(problem, starts, boxes, None)
 
 
-def _search(problem: _Problem, starts, boxes, fixed_width):
+def _search(problem, starts, boxes, fixed_width):
     """L-BFGS-B from each start over the free log hyper-parameters (one per box)."""
-    bounds = [tuple(np.log(box)) for box in boxes]
-    d2 = squared_distances(problem.X_train, problem.X_train)
-    objective = _EvidenceObjective(d2, problem.y_train, problem.likelihood, len(boxes), fixed_width)
-    return _lbfgs_from_starts(objective, starts, bounds, max_iter=problem.max_iter, gtol=problem.gtol)
+    X_train, y_train, likelihood, max_iter, gtol = problem
+    objective = _EvidenceObjective(squared_distances(X_train, X_train), y_train, likelihood,
+                                   len(boxes), fixed_width)
+    return _lbfgs_from_starts(objective, starts, [tuple(np.log(box)) for box in boxes],
+                              max_iter=max_iter, gtol=gtol)
 
 
 class _EvidenceObjective:
-    """``theta -> (-log Z, -grad log Z)`` over the free log hyper-parameters, with Newton's
-    mode warm-started from the previous evaluation (the objective of the search; the optimiser
-    is :func:`_lbfgs_from_starts`).
+    """``theta -> (-log Z, -grad log Z)`` over the free log hyper-parameters, Newton's mode
+    warm-started from the previous evaluation.
 
     ``theta`` is ``(log s2, log l, log bias_s2)`` cut to its first ``n_free`` entries: 1 when
     the width is fixed at ``fixed_width``, 3 with a separate bias prior variance, else 2.
@@ -266,9 +243,8 @@ class _EvidenceObjective:
         b2 = float(np.exp(theta[2])) if self.n_free == 3 else None
         starts_w = []
         if self.last is not None:
-            # Warm start for Newton: the last mode, or its first-order prediction at the new
-            # theta, w + (dw/dtheta) dtheta ((E3), book eq. eo-ift), whichever has the higher
-            # log posterior.
+            # The last mode, or its first-order prediction w + (dw/dtheta) dtheta ((E3), book
+            # eq. eo-ift), whichever has the higher log posterior
             last = self.last
             previous = [last.s2, last.width] + ([last.bias_s2] if self.n_free == 3 else [])
             dtheta = np.asarray(theta, dtype=float) - np.log(previous)[:self.n_free]

@@ -17,13 +17,7 @@ from scipy.linalg import cho_factor, cho_solve, solve_triangular
 from scipy.special import log_softmax, softmax
 
 from lib import _validate
-from lib.laplace import ConvergenceError
-
-__all__ = [
-    "one_hot", "log_likelihood", "gradient", "hessian", "log_posterior",
-    "SoftmaxLaplace", "fit_softmax_laplace", "activation_moments",
-    "predictive_mc", "predictive_moderated",
-]
+from lib.laplace import ConvergenceError, _halving_step
 
 
 def one_hot(y, K: int | None = None, *, name: str = "y", length: int | None = None) -> np.ndarray:
@@ -116,7 +110,7 @@ def fit_softmax_laplace(Phi, Y, s2, *, tol: float = 1e-10, max_iter: int = 100) 
     """MAP by Newton's method with step halving, then the Laplace posterior.
 
     Each step solves ``A d = grad Psi`` with ``A = -grad grad L + I / s2`` (Cholesky of the
-    KM x KM precision); the step is halved until Psi does not decrease (beyond rounding).
+    KM x KM precision), halved until Psi does not decrease (:func:`lib.laplace._halving_step`).
     Stops when the largest gradient entry is below ``tol``; ``n_iter`` counts the steps taken.
     """
     Phi = _validate.as_design(Phi, "Phi")
@@ -133,15 +127,7 @@ def fit_softmax_laplace(Phi, Y, s2, *, tol: float = 1e-10, max_iter: int = 100) 
         if np.max(np.abs(g)) < tol:
             break
         d = cho_solve(_cho_factor(A, s2), g)
-        t = 1.0
-        while True:
-            w_new = w + t * d
-            psi_new = log_posterior(w_new, Phi, Y, s2)
-            # accept unless Psi drops by more than rounding error
-            if psi_new >= psi - 1e-12 * (1 + abs(psi)) or t < 1e-10:
-                break
-            t /= 2
-        w, psi = w_new, psi_new
+        w, psi, _ = _halving_step(lambda v: log_posterior(v, Phi, Y, s2), w, d, psi)
     else:
         raise ConvergenceError(f"max_iter = {max_iter} Newton steps were not enough: the "
                                f"largest gradient entry is still above tol = {tol:g}")

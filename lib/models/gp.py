@@ -19,9 +19,8 @@ from scipy.special import expit
 from scipy.linalg import cholesky, solve_triangular
 
 from lib._validate import width as check_width
-from lib._validate import (as_design, as_labels, as_nonnegative, instance, kernel, positive_int,
-                           positive_scalar)
-from lib._validate import MAX_INPUT
+from lib._validate import (MAX_INPUT, as_design, as_labels, as_nonnegative, instance, kernel,
+                           positive_int, positive_scalar)
 from lib.features import squared_distances
 from lib.laplace import ConvergenceError
 from lib.likelihood import log_likelihood_from_activations, logistic_curvature, sigmoid
@@ -196,8 +195,7 @@ def predict_latent(fit: GPLaplace, K_star, k_star_diag) -> tuple[np.ndarray, np.
     v = solve_triangular(fit.chol, fit.sqrt_w[:, None] * K_star, lower=True)   # line 5
     explained = np.einsum("ns,ns->s", v, v)
     var = k_diag - explained                                  # line 6: k(x_*, x_*) - v.v
-    # v.v <= k(x_*, x_*) for a kernel: a clearly negative variance means k_star_diag is not the
-    # prior variance of the points K_star describes (rounding alone stays far below 1e-8)
+    # v.v <= k(x_*, x_*) for a kernel: beyond rounding, k_star_diag does not match K_star
     if np.any(var < -1e-8 * np.maximum(k_diag, explained)):
         worst = int(np.argmin(var / np.maximum(np.maximum(k_diag, explained), 1e-300)))
         raise ValueError(f"k_star_diag is inconsistent with K_star (and the fit's kernel): at "
@@ -207,8 +205,7 @@ def predict_latent(fit: GPLaplace, K_star, k_star_diag) -> tuple[np.ndarray, np.
 
 
 def _signal_variance(value) -> float:
-    """A signal variance ``s_f^2``: positive and at most :data:`lib._validate.MAX_INPUT` (a
-    kernel's largest entry), or an error naming ``signal_var``."""
+    """``signal_var`` checked: positive and at most :data:`lib._validate.MAX_INPUT`."""
     value = positive_scalar(value, "signal_var")
     if value > MAX_INPUT:
         raise ValueError(f"signal_var must be at most {MAX_INPUT:g} (the kernel's entries, "
@@ -268,25 +265,20 @@ def rbf_evidence_gradient(X_train, y_train, signal_var, width) -> tuple[float, n
 def newton_cg(K, y, cg_rtol, *, max_newton: int = 30, tol: float = 1e-12):
     """R&W algorithm 3.1 with the Newton system of line 7 solved by conjugate gradients.
 
-    Line 7 needs ``z = B^{-1} W^1/2 K b`` with ``B = I + W^1/2 K W^1/2`` (symmetric, positive
-    definite, eigenvalues ``>= 1``). Instead of the Cholesky factor, ``z`` is approximated by
-    :func:`scipy.sparse.linalg.cg` (lecture 14's iterative numerics: each iteration one product
-    with ``B``), started from the previous Newton step's ``z`` and stopped at the relative
-    residual ``cg_rtol`` (an inexact Newton method). Newton stops as in
-    :func:`fit_gp_laplace` or after ``max_newton`` steps. The log marginal likelihood of
-    line 10 is evaluated at the final ``f = K a`` with the exact ``log|B|`` (Cholesky), so its
-    error is that of the inexact mode alone.
+    Line 7's ``z = B^{-1} W^1/2 K b`` (``B = I + W^1/2 K W^1/2``, eigenvalues ``>= 1``) is
+    approximated by :func:`scipy.sparse.linalg.cg` (lecture 14's iterative numerics: one product
+    with ``B`` per iteration), started from the previous Newton step's ``z`` and stopped at the
+    relative residual ``cg_rtol`` (an inexact Newton method). Newton stops as in
+    :func:`fit_gp_laplace` or after ``max_newton`` steps. Line 10's log marginal likelihood
+    uses the exact ``log|B|`` (Cholesky) at the final ``f = K a``: its error is the mode's alone.
 
     Parameters
     ----------
-    K : array_like, shape (N, N)
-    y : array_like, shape (N,)
-        Labels 0/1.
+    K, y, tol
+        As in :func:`fit_gp_laplace`.
     cg_rtol : float
-        Relative residual at which each CG solve stops.
+        Relative residual at which each CG solve stops, below 1.
     max_newton : int
-    tol : float
-        Relative tolerance on the change of ``f``.
 
     Returns
     -------

@@ -17,7 +17,6 @@ draws repeat exactly on one machine; across machines, sampled figures agree with
 from __future__ import annotations
 
 import tempfile
-import time
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -115,11 +114,8 @@ def log_posterior_fn(Phi, y, s2):
 
     Parameters
     ----------
-    Phi : array_like, shape (N, M)
-    y : array_like, shape (N,)
-        Labels 0/1.
-    s2 : float
-        Prior variance.
+    Phi, y, s2
+        As in :func:`log_joint`.
 
     Returns
     -------
@@ -148,24 +144,14 @@ class PosteriorSamples:
         Transitions NUTS flagged as divergent.
     num_steps : ndarray of int, shape (chains, draws)
         Leapfrog steps (gradient evaluations) per draw.
-    step_size : ndarray, shape (chains,)
-        Adapted step sizes.
     preconditioned : bool
         Whether the sampler ran in the Laplace-whitened coordinates.
-    seconds : float
-        Wall time of warm-up and sampling, compilation included (machine-dependent).
     """
 
     draws: np.ndarray
     diverging: np.ndarray
     num_steps: np.ndarray
-    step_size: np.ndarray
     preconditioned: bool
-    seconds: float
-
-    @property
-    def n_chains(self) -> int:
-        return self.draws.shape[0]
 
     @property
     def n_draws(self) -> int:
@@ -231,11 +217,8 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
 
     Parameters
     ----------
-    Phi : array_like, shape (N, M)
-    y : array_like, shape (N,)
-        Labels 0/1.
-    s2 : float
-        Prior variance.
+    Phi, y, s2
+        As in :func:`log_joint`.
     precondition : LaplacePosterior, optional
         Sample ``z`` with ``w = w_MAP + L^{-T} z`` (exact: an affine change of variables).
     num_warmup, num_draws, num_chains : int
@@ -251,8 +234,6 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
     -------
     PosteriorSamples
     """
-    from numpyro.infer import MCMC, NUTS
-
     Phi, y, s2 = _problem(Phi, y, s2)
     M = Phi.shape[1]
     num_warmup = int_at_least(num_warmup, "num_warmup", 1)
@@ -279,24 +260,18 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
     key_init, key_run = jax.random.split(jax.random.PRNGKey(seed))
     z0 = init_scale * jax.random.normal(key_init, (num_chains, M), dtype=jnp.float64)
     # NUTS (Hoffman & Gelman 2014): step size and diagonal mass matrix adapted in warm-up
-    mcmc = MCMC(NUTS(potential_fn=potential, target_accept_prob=float(target_accept)),
-                num_warmup=num_warmup, num_samples=num_draws, num_chains=num_chains,
-                chain_method="sequential", progress_bar=False)
-    start = time.perf_counter()
+    mcmc = numpyro.infer.MCMC(
+        numpyro.infer.NUTS(potential_fn=potential, target_accept_prob=float(target_accept)),
+        num_warmup=num_warmup, num_samples=num_draws, num_chains=num_chains,
+        chain_method="sequential", progress_bar=False)
     with _each_program_compiled_once():
-        mcmc.run(key_run, init_params=z0,
-                 extra_fields=("diverging", "num_steps", "adapt_state.step_size"))
+        mcmc.run(key_run, init_params=z0, extra_fields=("diverging", "num_steps"))
     z = np.asarray(mcmc.get_samples(group_by_chain=True))            # (C, S, M)
-    seconds = time.perf_counter() - start
     extra = mcmc.get_extra_fields(group_by_chain=True)
-    return PosteriorSamples(
-        draws=shift + z @ T.T,
-        diverging=np.asarray(extra["diverging"], dtype=bool),
-        num_steps=np.asarray(extra["num_steps"], dtype=int),
-        step_size=np.asarray(extra["adapt_state.step_size"])[:, -1],
-        preconditioned=precondition is not None,
-        seconds=seconds,
-    )
+    return PosteriorSamples(draws=shift + z @ T.T,
+                            diverging=np.asarray(extra["diverging"], dtype=bool),
+                            num_steps=np.asarray(extra["num_steps"], dtype=int),
+                            preconditioned=precondition is not None)
 
 
 def _ess(x: np.ndarray) -> np.ndarray:
@@ -396,11 +371,8 @@ def quadrature_posterior(Phi, y, s2, posterior: LaplacePosterior, *,
 
     Parameters
     ----------
-    Phi : array_like, shape (N, M), M <= 3
-    y : array_like, shape (N,)
-        Labels 0/1.
-    s2 : float
-        Prior variance.
+    Phi, y, s2
+        As in :func:`log_joint`, with ``M <= 3``.
     posterior : LaplacePosterior
         The Laplace fit of the same problem (the grid's centre and scales).
     n_nodes : int

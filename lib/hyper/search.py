@@ -11,10 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from lib._validate import positive_int, positive_scalar
-from lib._validate import width as check_width
-from lib._validate import bounds as check_bounds
-from lib._validate import WIDTH_RANGE
+from lib._validate import WIDTH_RANGE, positive_int, positive_scalar
+from lib._validate import bounds as check_bounds, width as check_width
 from lib.features import squared_distances
 from lib.hyper.gradient import EvidenceGradient, _evidence_gradient, _training_data
 from lib.laplace import LaplacePosterior

@@ -16,11 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from lib._validate import width as check_width
-from lib._validate import as_labels, as_matrix, int_at_least, positive_int
+from lib._validate import as_labels, as_matrix, int_at_least, positive_int, width as check_width
 from lib.data import random_split
 from lib.features import linear_features, rbf_features
-from lib.likelihood import label_log_probs, sigmoid
+from lib.likelihood import label_log_probs
 from lib.ml import curvature_bound
 
 

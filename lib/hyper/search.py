@@ -146,16 +146,12 @@ def maximise_evidence(X_train, y_train, *, starts=None, s2_bounds=DEFAULT_S2_BOU
 
     Parameters
     ----------
-    X_train : array_like, shape (N, D)
-        Training inputs (also the RBF centres).
-    y_train : array_like, shape (N,)
-        Training labels 0/1.
+    X_train, y_train, likelihood
+        As in :func:`lib.hyper.evidence_gradient`.
     starts : sequence of (s2, width) pairs, optional
         Starting points inside the box; default :data:`DEFAULT_STARTS`.
     s2_bounds, width_bounds : (float, float)
         Search box ``low < high``, both positive.
-    likelihood : lib.likelihood.Likelihood
-        :data:`lib.likelihood.LOGISTIC` (default) or another, e.g. :data:`lib.models.probit.PROBIT`.
     max_iter : int
         Maximum L-BFGS-B iterations per start.
     gtol : float

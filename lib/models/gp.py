@@ -211,15 +211,6 @@ def predict_latent(fit: GPLaplace, K_star, k_star_diag) -> tuple[np.ndarray, np.
     return mean, var
 
 
-def _signal_variance(value) -> float:
-    """``signal_var`` checked: positive and at most :data:`lib._validate.MAX_INPUT`."""
-    value = positive_scalar(value, "signal_var")
-    if value > MAX_INPUT:
-        raise ValueError(f"signal_var must be at most {MAX_INPUT:g} (the kernel's entries, "
-                         f"products and squares must not overflow), got {value!r}")
-    return value
-
-
 def rbf_evidence_gradient(X_train, y_train, signal_var, width) -> tuple[float, np.ndarray, GPLaplace]:
     """Log marginal likelihood of the RBF-kernel GP and its gradient in ``(log s_f^2, log l)``.
 
@@ -245,8 +236,12 @@ def rbf_evidence_gradient(X_train, y_train, signal_var, width) -> tuple[float, n
     y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
     d2 = squared_distances(X_train, X_train)
     width = check_width(width, "width")
+    signal_var = positive_scalar(signal_var, "signal_var")
+    if signal_var > MAX_INPUT:
+        raise ValueError(f"signal_var must be at most {MAX_INPUT:g} (the kernel's entries, "
+                         f"products and squares must not overflow), got {signal_var!r}")
     # Based on R&W algorithm 5.1
-    K = _signal_variance(signal_var) * np.exp(-d2 / (2.0 * width**2))   # line 2
+    K = signal_var * np.exp(-d2 / (2.0 * width**2))          # line 2
     fit = fit_gp_laplace(K, y_train)                          # lines 3-6: f_hat, W, L, log Z
     L, sw, a = fit.chol, fit.sqrt_w, fit.grad
     # Line 7: R = W^1/2 L^T \ (L \ W^1/2)

@@ -54,16 +54,16 @@ def _erfc_ratio(h) -> np.ndarray:
 
 
 def naive_log_half_erfc(h) -> np.ndarray:
-    """``log((1/2) erfc(h))`` evaluated as written (``-inf`` once ``erfc`` underflows)."""
-    # The note's eq. (5) term for sigma = -1, as printed
+    """``log((1/2) erfc(h))``, the note's eq. (5) term for sigma = -1 as printed (``-inf`` once
+    ``erfc`` underflows)."""
     h = real_values(h, "h")
     with np.errstate(all="ignore"):
         return np.log(0.5 * erfc(h))
 
 
 def naive_log_one_minus_half_erfc(h) -> np.ndarray:
-    """``log(1 - (1/2) erfc(h))`` as the note's eq. (5) writes it (cancels for ``h < -6``)."""
-    # The note's eq. (5) term for sigma = +1, as printed
+    """``log(1 - (1/2) erfc(h))``, the note's eq. (5) term for sigma = +1 as printed (cancels
+    for ``h < -6``)."""
     h = real_values(h, "h")
     with np.errstate(all="ignore"):
         return np.log(1.0 - 0.5 * erfc(h))

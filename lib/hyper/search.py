@@ -1,7 +1,7 @@
 """Maximising the Laplace evidence over ``(s2, l)`` (and a bias prior variance) by L-BFGS-B
 with the exact gradient of :mod:`lib.hyper.gradient` (book chapter "Maximising the evidence
 automatically", eq. ``eo-chain``; report section 3.3 did this by grid search). The objective
-(:class:`_EvidenceObjective`) is kept apart from the optimiser (:func:`_lbfgs_from_starts`).
+(:class:`_EvidenceObjective`) is kept apart from the optimiser (:func:`_search`).
 """
 from __future__ import annotations
 
@@ -207,12 +207,36 @@ def maximise_evidence_bias(X_train, y_train, *, bias_s2_bounds, starts=None,
 
 
 def _search(problem, starts, boxes, fixed_width):
-    """L-BFGS-B from each start over the free log hyper-parameters (one per box)."""
+    """L-BFGS-B on :class:`_EvidenceObjective` from each start, over the free log
+    hyper-parameters (one per box, within its logs); the best run."""
     X_train, y_train, likelihood, max_iter, gtol = problem
+    n_free, bounds = len(boxes), [tuple(np.log(box)) for box in boxes]
     objective = _EvidenceObjective(squared_distances(X_train, X_train), y_train, likelihood,
-                                   len(boxes), fixed_width)
-    return _lbfgs_from_starts(objective, starts, [tuple(np.log(box)) for box in boxes],
-                              max_iter=max_iter, gtol=gtol)
+                                   n_free, fixed_width)
+    runs, finals = [], []
+    for start in starts:
+        theta0 = np.log(start)[:n_free]
+        path = [theta0.copy()]
+        n_before = objective.n_evaluations
+        opt = minimize(objective, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
+                       callback=lambda xk: path.append(np.array(xk, dtype=float)),
+                       options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-12})
+        final = objective.evaluate(opt.x, width_derivative=True)   # returned point, full gradient
+        path = np.array(path)
+        if fixed_width is not None:
+            path = np.column_stack([path, np.full(len(path), np.log(fixed_width))])
+        finals.append(final)
+        runs.append(EvidenceRun(
+            start=start, s2=final.s2, width=final.width, log_evidence=final.log_evidence,
+            gradient=final.gradient, path=path,
+            n_evaluations=objective.n_evaluations - n_before,
+            success=bool(opt.success), message=str(opt.message), bias_s2=final.bias_s2,
+        ))
+    best = finals[int(np.argmax([r.log_evidence for r in runs]))]    # first of the best runs
+    return EvidenceOptimum(
+        s2=best.s2, width=best.width, log_evidence=best.log_evidence, gradient=best.gradient,
+        n_evaluations=objective.n_evaluations, starts=starts, runs=tuple(runs),
+        posterior=best.posterior, bias_s2=best.bias_s2)
 
 
 class _EvidenceObjective:
@@ -255,35 +279,3 @@ class _EvidenceObjective:
         res = self.evaluate(theta, width_derivative=self.fixed_width is None)
         return -res.log_evidence, -res.gradient[:self.n_free]
 
-
-def _lbfgs_from_starts(objective: _EvidenceObjective, starts, bounds, *, max_iter, gtol):
-    """L-BFGS-B on ``objective`` from each start (in log space, within ``bounds``); the best."""
-    n_free, fixed_width = objective.n_free, objective.fixed_width
-    runs, finals = [], []
-    for start in starts:
-        theta0 = np.log(start)[:n_free]
-        path = [theta0.copy()]
-        n_before = objective.n_evaluations
-        opt = minimize(
-            objective, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
-            callback=lambda xk: path.append(np.array(xk, dtype=float)),
-            options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-12},
-        )
-        final = objective.evaluate(opt.x, width_derivative=True)   # returned point, full gradient
-        path = np.array(path)
-        if fixed_width is not None:
-            path = np.column_stack([path, np.full(len(path), np.log(fixed_width))])
-        finals.append(final)
-        runs.append(EvidenceRun(
-            start=start, s2=final.s2, width=final.width, log_evidence=final.log_evidence,
-            gradient=final.gradient, path=path,
-            n_evaluations=objective.n_evaluations - n_before,
-            success=bool(opt.success), message=str(opt.message), bias_s2=final.bias_s2,
-        ))
-    k = int(np.argmax([r.log_evidence for r in runs]))        # first of the best runs
-    best = finals[k]
-    return EvidenceOptimum(
-        s2=best.s2, width=best.width, log_evidence=best.log_evidence, gradient=best.gradient,
-        n_evaluations=objective.n_evaluations, starts=starts, runs=tuple(runs),
-        posterior=best.posterior, bias_s2=best.bias_s2,
-    )

@@ -305,8 +305,7 @@ def mc_predictive(draws, Phi, *, chunk: int = 512) -> tuple[np.ndarray, np.ndarr
         s = expit(draws @ Phi[i : i + chunk].T)                   # (C, S, k)
         p[i : i + chunk] = s.mean(axis=(0, 1))
         sd = s.reshape(C * S, -1).std(axis=0)
-        ess = _ess(s)
-        mcse[i : i + chunk] = np.where(sd > 0, sd / np.sqrt(np.maximum(ess, 1.0)), 0.0)
+        mcse[i : i + chunk] = np.where(sd > 0, sd / np.sqrt(np.maximum(_ess(s), 1.0)), 0.0)
     return p, mcse
 
 
@@ -403,8 +402,7 @@ def quadrature_posterior(Phi, y, s2, posterior: LaplacePosterior, *,
     log_mass = h + log_om
     log_zz = logsumexp(log_mass)                                  # log int f(w(z)) dz
     weights = np.exp(log_mass - log_zz)
-    log_det_L = 0.5 * post.log_det_precision
     # log p(z) - log q(z) = h(z) - log_zz + (M/2) log(2 pi), q(z) = N(0, I)
     kl = float(weights @ (h - log_zz) + 0.5 * M * np.log(2.0 * np.pi))
-    return QuadraturePosterior(nodes=W, weights=weights, log_z=float(log_zz - log_det_L),
-                               kl_laplace=kl)
+    return QuadraturePosterior(nodes=W, weights=weights, kl_laplace=kl,
+                               log_z=float(log_zz - 0.5 * post.log_det_precision))   # log |L|

@@ -40,8 +40,7 @@ from lib.likelihood import LOGISTIC, Likelihood, as_likelihood
 
 def _training_data(X_train, y_train):
     X_train = as_design(X_train, "X_train")
-    y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
-    return X_train, y_train
+    return X_train, as_labels(y_train, "y_train", length=X_train.shape[0])
 
 
 @dataclass(frozen=True)
@@ -66,8 +65,7 @@ class EvidenceGradient:
         The parts through ``w_MAP(theta)`` (E2 . E3); ``gradient = explicit + implicit``.
     gamma : float
         MacKay's effective number of parameters ``M - tr(A^{-1} S^{-1})`` (E8; ``S`` the prior
-        covariance, ``s2 I`` when shared), computed as ``tr(A^{-1} Phi^T W Phi) =
-        sum_n W_nn h_n`` (equal, since ``A^{-1} A = I``).
+        covariance, ``s2 I`` when shared), as ``sum_n W_nn h_n``.
     mode_sensitivity : ndarray, shape (M, K)
         ``dw_MAP/dtheta`` (E3): how the posterior mode moves with ``theta``.
     posterior : LaplacePosterior

@@ -48,10 +48,8 @@ class EvidenceRun:
         Iterates ``(log s2, log l[, log bias_s2])``, the start first.
     n_evaluations : int
         Evaluations of ``log Z`` and its gradient.
-    success : bool
-        scipy's convergence flag.
-    message : str
-        scipy's message.
+    success, message : bool, str
+        scipy's convergence flag and message.
     bias_s2 : float or None
         Where the run stopped in ``bias_s2`` (None for a shared prior variance).
     """

@@ -22,46 +22,19 @@ _EXP_FLOOR = float(np.log(FLUSH_BELOW)) - 10.0
 
 
 def add_bias(Phi) -> np.ndarray:
-    """Append a column of ones.
-
-    Parameters
-    ----------
-    Phi : array_like, shape (N, M)
-
-    Returns
-    -------
-    ndarray, shape (N, M + 1)
-    """
+    """``Phi`` (N, M) with a column of ones appended, shape (N, M + 1)."""
     Phi = as_matrix(Phi, "Phi")
     return np.hstack([Phi, np.ones((Phi.shape[0], 1))])
 
 
 def linear_features(X) -> np.ndarray:
-    """Linear design ``[x, 1]``.
-
-    Parameters
-    ----------
-    X : array_like, shape (N, D)
-
-    Returns
-    -------
-    ndarray, shape (N, D + 1)
-    """
+    """Linear design ``[x, 1]`` of the inputs ``X`` (N, D), shape (N, D + 1)."""
     return add_bias(as_design(X, "X"))
 
 
 def squared_distances(X, centres) -> np.ndarray:
-    """Squared Euclidean distances ``|x_n - c_m|^2``, clipped at zero.
-
-    Parameters
-    ----------
-    X : array_like, shape (N, D)
-    centres : array_like, shape (C, D)
-
-    Returns
-    -------
-    ndarray, shape (N, C)
-    """
+    """Squared Euclidean distances ``|x_n - c_m|^2`` (clipped at zero) between the rows of
+    ``X`` (N, D) and of ``centres`` (C, D), shape (N, C)."""
     return _squared_distances(*_inputs_and_centres(X, centres))
 
 
@@ -115,19 +88,8 @@ def rbf_from_squared_distances(d2, width) -> np.ndarray:
     """The RBF block ``exp(-d2 / (2 l^2))``, values below :data:`FLUSH_BELOW` set to 0 (no checks).
 
     The one definition of the basis functions ``phi_m`` (without the bias column), shared by
-    :func:`rbf_features`, :mod:`lib.hyper.gradient` and :mod:`lib.fastgrid`. No input checks: called
-    on distances its callers computed (:func:`squared_distances`) and a checked width.
-
-    Parameters
-    ----------
-    d2 : ndarray, shape (N, C)
-        Squared distances ``|x_n - c_m|^2 >= 0``.
-    width : float
-        Length scale ``l > 0``.
-
-    Returns
-    -------
-    ndarray, shape (N, C)
+    :func:`rbf_features`, :mod:`lib.hyper.gradient` and :mod:`lib.fastgrid`, called on squared
+    distances ``d2`` (N, C) from :func:`squared_distances` and a checked width ``l``; shape (N, C).
     """
     with np.errstate(over="ignore"):    # d2 / l^2 = inf (far from a tiny-width centre): exp = 0
         exponent = -d2 / (2.0 * width**2)

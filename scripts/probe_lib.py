@@ -455,7 +455,7 @@ def probes() -> list[Probe]:
                 dict(h={"None": None, "a string": "a", "NaN": np.full(3, np.nan),
                         "0": np.zeros(3), "negative": -h_pos},
                      series={"None": None, "a string": "a", "empty": ()}))
-          for f in (probit.asymptotic_bracket, probit.asymptotic_log_half_erfc,
+          for f in (probit.asymptotic_log_half_erfc,
                     probit.asymptotic_ratio)],
         # lib.checks.sampling: the JAX log posterior and the sampler's preconditioner
         Probe("sampling.log_posterior_fn", _fn(sampling, "log_posterior_fn"),

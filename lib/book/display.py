@@ -9,6 +9,7 @@ its bound, ``"< 1e-10"``, and larger ones in scientific notation, which is stabl
 """
 from __future__ import annotations
 
+import decimal
 import numbers
 
 import numpy as np
@@ -21,23 +22,9 @@ ROUNDING_FLOOR = 1e-10
 
 
 def small(value, floor: float = ROUNDING_FLOOR, digits: int = 0) -> str:
-    """``"< {floor:.0e}"`` if ``|value| < floor``, else ``value`` in scientific notation.
+    """``"< {floor:.0e}"`` if ``|value| < floor`` (``floor`` positive), else ``value`` (a
+    difference or error, any sign) in scientific notation with ``digits`` mantissa decimals.
 
-    Parameters
-    ----------
-    value : float
-        A difference or error (any sign).
-    floor : float
-        Positive; differences below it are printed as the bound.
-    digits : int
-        Decimals of the mantissa for values at or above ``floor``.
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
     >>> small(3e-14), small(2.5e-4, digits=1)
     ('< 1e-10', '2.5e-04')
     """
@@ -81,8 +68,6 @@ def readable(value, digits: int = 3) -> str:
 
 
 def _rounded(value, decimals: int, rounding: str) -> str:
-    import decimal
-
     v = float(value)
     if not np.isfinite(v):
         raise ValueError(f"value must be finite, got {value!r}")
@@ -95,16 +80,13 @@ def _rounded(value, decimals: int, rounding: str) -> str:
 def upper(value, decimals: int = 2) -> str:
     """``value`` rounded *up* to ``decimals`` places: the text of an upper bound.
 
-    A bound glued into prose ("no activation exceeds 0.18", "at most 0.0039", "within 0.05")
-    must hold for the value it bounds; rounding to nearest can print 0.17 for 0.1724, which makes
-    the sentence false. Use :func:`upper` after "at most", "below", "within", "exceeds", "under",
-    and :func:`lower` after "at least", "above"; for a magnitude, pass ``abs(value)``.
+    A bound glued into prose must hold for the value it bounds (rounding to nearest prints 0.17
+    for 0.1724): use :func:`upper` after "at most", "below", "within", "exceeds", "under", and
+    :func:`lower` after "at least", "above"; for a magnitude, pass ``abs(value)``.
 
     >>> upper(0.1724), upper(0.00381, 4), upper(-8.344, 2), upper(0.17, 2)
     ('0.18', '0.0039', '-8.34', '0.17')
     """
-    import decimal
-
     return _rounded(value, decimals, decimal.ROUND_CEILING)
 
 
@@ -114,6 +96,4 @@ def lower(value, decimals: int = 2) -> str:
     >>> lower(21.7, 0), lower(-4.7501, 2), lower(0.5, 1)
     ('21', '-4.76', '0.5')
     """
-    import decimal
-
     return _rounded(value, decimals, decimal.ROUND_FLOOR)

@@ -11,18 +11,8 @@ from collections.abc import Mapping
 
 
 def glue_all(values: Mapping[str, str]) -> None:
-    """Glue every ``name -> text`` pair of ``values``, without displaying them.
-
-    Parameters
-    ----------
-    values : mapping of str to str
-        Glue names and their formatted texts.
-
-    Raises
-    ------
-    TypeError
-        If ``values`` is not a mapping, or a name or a text is not a string.
-    """
+    """Glue every ``name -> text`` pair of ``values`` (str to str), without displaying them;
+    a TypeError if ``values`` is not such a mapping."""
     if not isinstance(values, Mapping):
         raise TypeError(f"values must be a mapping of names to formatted strings, "
                         f"got {type(values).__name__}")

@@ -17,7 +17,6 @@ draws repeat exactly on one machine; across machines, sampled figures agree with
 from __future__ import annotations
 
 import tempfile
-import time
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -28,17 +27,15 @@ from scipy.special import expit, logsumexp
 
 from lib.laplace import LaplacePosterior, prior_quadratic
 from lib.likelihood import _log_sigmoid
-from lib._validate import (_real_array, as_design, as_design_labels, as_matrix, fraction, int_at_least,
-                           positive_scalar)
+from lib._validate import (_real_array, as_design, as_design_labels, as_matrix, fraction,
+                           instance, int_at_least, positive_scalar)
 
 try:  # the sampler's framework; the quadrature needs only NumPy
     import jax
     import jax.numpy as jnp
 
     jax.config.update("jax_enable_x64", True)
-    with warnings.catch_warnings():
-        # NumPyro imports tqdm.auto, which warns in a notebook without ipywidgets; the book
-        # runs the sampler without progress bars.
+    with warnings.catch_warnings():     # tqdm.auto's warning without ipywidgets (no bars here)
         warnings.filterwarnings("ignore", message="IProgress not found")
         import numpyro.diagnostics
         import numpyro.infer
@@ -46,17 +43,12 @@ except ImportError:  # pragma: no cover - jax and numpyro are pinned in requirem
     jax = None
 
 
-# --------------------------------------------------------------------------- input checks
-
-
 def _problem(Phi, y, s2):
     return (*as_design_labels(Phi, y, ("Phi", "y")), positive_scalar(s2, "s2"))
 
 
 def _laplace(posterior, M: int, name: str = "posterior") -> LaplacePosterior:
-    if not isinstance(posterior, LaplacePosterior):
-        raise TypeError(f"{name} must be a LaplacePosterior, got {type(posterior).__name__}")
-    if posterior.n_weights != M:
+    if instance(posterior, name, LaplacePosterior).n_weights != M:
         raise ValueError(f"{name} has {posterior.n_weights} weights, Phi has {M} columns")
     return posterior
 
@@ -71,17 +63,12 @@ MAX_NODES = 2**20
 def _draws(draws) -> np.ndarray:
     draws = _real_array(draws, "draws").astype(float)
     if draws.ndim != 3 or min(draws.shape) == 0:
-        raise ValueError(
-            f"draws must have shape (chains, draws, M), got shape {draws.shape}"
-        )
+        raise ValueError(f"draws must have shape (chains, draws, M), got shape {draws.shape}")
     if draws.shape[1] < 4:
         raise ValueError(f"draws must hold at least 4 draws per chain, got {draws.shape[1]}")
     if not np.all(np.isfinite(draws)):
         raise ValueError("draws must contain only finite values")
     return draws
-
-
-# --------------------------------------------------------------------------- the density
 
 
 def log_joint(W, Phi, y, s2) -> np.ndarray:
@@ -126,11 +113,8 @@ def log_posterior_fn(Phi, y, s2):
 
     Parameters
     ----------
-    Phi : array_like, shape (N, M)
-    y : array_like, shape (N,)
-        Labels 0/1.
-    s2 : float
-        Prior variance.
+    Phi, y, s2
+        As in :func:`log_joint`.
 
     Returns
     -------
@@ -147,9 +131,6 @@ def log_posterior_fn(Phi, y, s2):
     return psi
 
 
-# --------------------------------------------------------------------------- NUTS
-
-
 @dataclass(frozen=True)
 class PosteriorSamples:
     """Draws of the weights from NUTS, with the sampler's own record.
@@ -162,24 +143,14 @@ class PosteriorSamples:
         Transitions NUTS flagged as divergent.
     num_steps : ndarray of int, shape (chains, draws)
         Leapfrog steps (gradient evaluations) per draw.
-    step_size : ndarray, shape (chains,)
-        Adapted step sizes.
     preconditioned : bool
         Whether the sampler ran in the Laplace-whitened coordinates.
-    seconds : float
-        Wall time of warm-up and sampling, compilation included (machine-dependent).
     """
 
     draws: np.ndarray
     diverging: np.ndarray
     num_steps: np.ndarray
-    step_size: np.ndarray
     preconditioned: bool
-    seconds: float
-
-    @property
-    def n_chains(self) -> int:
-        return self.draws.shape[0]
 
     @property
     def n_draws(self) -> int:
@@ -192,12 +163,11 @@ class PosteriorSamples:
         return self.draws.reshape(-1, self.draws.shape[-1])
 
     def diagnostics(self) -> dict[str, float]:
-        """Largest split R-hat, smallest ESS (over weights), divergences, mean leapfrog steps."""
-        from numpyro.diagnostics import split_gelman_rubin
-
+        """Largest split R-hat, smallest ESS (over weights; Gelman et al. 2013, ch. 11, as in
+        Stan), divergences, mean leapfrog steps."""
         return {
-            "max R-hat": float(np.max(split_gelman_rubin(self.draws))),   # Gelman et al. (2013),
-            "min ESS": float(_ess(self.draws).min()),                      # ch. 11, as in Stan
+            "max R-hat": float(np.max(numpyro.diagnostics.split_gelman_rubin(self.draws))),
+            "min ESS": float(_ess(self.draws).min()),
             "divergences": int(self.diverging.sum()),
             "steps per draw": float(self.num_steps.mean()),
         }
@@ -205,9 +175,8 @@ class PosteriorSamples:
 
 @contextmanager
 def _compilation_cache_in(folder):
-    """JAX's persistent compilation cache in ``folder`` for the duration of the block (XLA
-    programs that took over 0.5 s to compile: the NUTS loops), then JAX's settings as they
-    were."""
+    """JAX's persistent compilation cache in ``folder`` (programs over 0.5 s to compile: the
+    NUTS loops) for the duration of the block, then JAX's settings as they were."""
     from jax.experimental.compilation_cache import compilation_cache
 
     names = ("jax_compilation_cache_dir", "jax_persistent_cache_min_compile_time_secs")
@@ -225,12 +194,9 @@ def _compilation_cache_in(folder):
 
 @contextmanager
 def _each_program_compiled_once():
-    """NumPyro's sequential chains jit a new sampling loop per chain, so XLA would compile the
-    same program once per chain (about 2.5 s each on the book's problems: most of a small
-    problem's run). For the duration of the block, JAX's persistent compilation cache in a
-    temporary folder lets the second chain load the executable the first one compiled. It is
-    the same program, so the draws are the same as without the cache. A cache the caller has
-    set up (``jax_compilation_cache_dir``) is used as it is."""
+    """NumPyro's sequential chains jit one sampling loop per chain (about 2.5 s of compilation
+    each); a persistent cache in a temporary folder lets the next chains load the first one's
+    executable (the same program: the same draws). A cache the caller set up is used as is."""
     if jax.config.jax_compilation_cache_dir:
         yield
         return
@@ -250,11 +216,8 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
 
     Parameters
     ----------
-    Phi : array_like, shape (N, M)
-    y : array_like, shape (N,)
-        Labels 0/1.
-    s2 : float
-        Prior variance.
+    Phi, y, s2
+        As in :func:`log_joint`.
     precondition : LaplacePosterior, optional
         Sample ``z`` with ``w = w_MAP + L^{-T} z`` (exact: an affine change of variables).
     num_warmup, num_draws, num_chains : int
@@ -270,8 +233,6 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
     -------
     PosteriorSamples
     """
-    from numpyro.infer import MCMC, NUTS
-
     Phi, y, s2 = _problem(Phi, y, s2)
     M = Phi.shape[1]
     num_warmup = int_at_least(num_warmup, "num_warmup", 1)
@@ -298,36 +259,22 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
     key_init, key_run = jax.random.split(jax.random.PRNGKey(seed))
     z0 = init_scale * jax.random.normal(key_init, (num_chains, M), dtype=jnp.float64)
     # NUTS (Hoffman & Gelman 2014): step size and diagonal mass matrix adapted in warm-up
-    mcmc = MCMC(NUTS(potential_fn=potential, target_accept_prob=float(target_accept)),
-                num_warmup=num_warmup, num_samples=num_draws, num_chains=num_chains,
-                chain_method="sequential", progress_bar=False)
-    start = time.perf_counter()
+    mcmc = numpyro.infer.MCMC(
+        numpyro.infer.NUTS(potential_fn=potential, target_accept_prob=float(target_accept)),
+        num_warmup=num_warmup, num_samples=num_draws, num_chains=num_chains,
+        chain_method="sequential", progress_bar=False)
     with _each_program_compiled_once():
-        mcmc.run(key_run, init_params=z0,
-                 extra_fields=("diverging", "num_steps", "adapt_state.step_size"))
+        mcmc.run(key_run, init_params=z0, extra_fields=("diverging", "num_steps"))
     z = np.asarray(mcmc.get_samples(group_by_chain=True))            # (C, S, M)
-    seconds = time.perf_counter() - start
     extra = mcmc.get_extra_fields(group_by_chain=True)
-    return PosteriorSamples(
-        draws=shift + z @ T.T,
-        diverging=np.asarray(extra["diverging"], dtype=bool),
-        num_steps=np.asarray(extra["num_steps"], dtype=int),
-        step_size=np.asarray(extra["adapt_state.step_size"])[:, -1],
-        preconditioned=precondition is not None,
-        seconds=seconds,
-    )
-
-
-# --------------------------------------------------------------------------- moments
+    return PosteriorSamples(draws=shift + z @ T.T,
+                            diverging=np.asarray(extra["diverging"], dtype=bool),
+                            num_steps=np.asarray(extra["num_steps"], dtype=int),
+                            preconditioned=precondition is not None)
 
 
 def _ess(x: np.ndarray) -> np.ndarray:
-    from numpyro.diagnostics import effective_sample_size
-
-    return np.asarray(effective_sample_size(x))
-
-
-# --------------------------------------------------------------------------- predictive
+    return np.asarray(numpyro.diagnostics.effective_sample_size(x))
 
 
 def mc_predictive(draws, Phi, *, chunk: int = 512) -> tuple[np.ndarray, np.ndarray]:
@@ -357,12 +304,8 @@ def mc_predictive(draws, Phi, *, chunk: int = 512) -> tuple[np.ndarray, np.ndarr
         s = expit(draws @ Phi[i : i + chunk].T)                   # (C, S, k)
         p[i : i + chunk] = s.mean(axis=(0, 1))
         sd = s.reshape(C * S, -1).std(axis=0)
-        ess = _ess(s)
-        mcse[i : i + chunk] = np.where(sd > 0, sd / np.sqrt(np.maximum(ess, 1.0)), 0.0)
+        mcse[i : i + chunk] = np.where(sd > 0, sd / np.sqrt(np.maximum(_ess(s), 1.0)), 0.0)
     return p, mcse
-
-
-# --------------------------------------------------------------------------- quadrature
 
 
 @dataclass(frozen=True)
@@ -426,11 +369,8 @@ def quadrature_posterior(Phi, y, s2, posterior: LaplacePosterior, *,
 
     Parameters
     ----------
-    Phi : array_like, shape (N, M), M <= 3
-    y : array_like, shape (N,)
-        Labels 0/1.
-    s2 : float
-        Prior variance.
+    Phi, y, s2
+        As in :func:`log_joint`, with ``M <= 3``.
     posterior : LaplacePosterior
         The Laplace fit of the same problem (the grid's centre and scales).
     n_nodes : int
@@ -461,8 +401,7 @@ def quadrature_posterior(Phi, y, s2, posterior: LaplacePosterior, *,
     log_mass = h + log_om
     log_zz = logsumexp(log_mass)                                  # log int f(w(z)) dz
     weights = np.exp(log_mass - log_zz)
-    log_det_L = 0.5 * post.log_det_precision
     # log p(z) - log q(z) = h(z) - log_zz + (M/2) log(2 pi), q(z) = N(0, I)
     kl = float(weights @ (h - log_zz) + 0.5 * M * np.log(2.0 * np.pi))
-    return QuadraturePosterior(nodes=W, weights=weights, log_z=float(log_zz - log_det_L),
-                               kl_laplace=kl)
+    return QuadraturePosterior(nodes=W, weights=weights, kl_laplace=kl,
+                               log_z=float(log_zz - 0.5 * post.log_det_precision))   # log |L|

@@ -38,7 +38,6 @@ from lib.laplace import LaplacePosterior, bias_prior_variances, fit_laplace, log
 from lib.likelihood import LOGISTIC, Likelihood, as_likelihood
 
 
-# --------------------------------------------------------------------------- the gradient
 
 
 @dataclass(frozen=True)
@@ -63,8 +62,7 @@ class EvidenceGradient:
         The parts through ``w_MAP(theta)`` (E2 . E3); ``gradient = explicit + implicit``.
     gamma : float
         MacKay's effective number of parameters ``M - tr(A^{-1} S^{-1})`` (E8; ``S`` the prior
-        covariance, ``s2 I`` when shared), computed as ``tr(A^{-1} Phi^T W Phi) =
-        sum_n W_nn h_n`` (equal, since ``A^{-1} A = I``).
+        covariance, ``s2 I`` when shared), as ``sum_n W_nn h_n``.
     mode_sensitivity : ndarray, shape (M, K)
         ``dw_MAP/dtheta`` (E3): how the posterior mode moves with ``theta``.
     posterior : LaplacePosterior
@@ -143,10 +141,9 @@ def _evidence_gradient(d2, y, s2, width, w0=None, *, width_derivative=True,
     # here C = L^{-1} Phi^T and h_n = |C[:, n]|^2, the posterior variance of a_n
     C = solve_triangular(L, Phi.T, lower=True)                # L^{-1} Phi^T, (M, N)
     h = np.einsum("mn,mn->n", C, C)                           # h_n = phi_n^T A^{-1} phi_n
-    # gamma = tr(A^{-1} Phi^T W Phi) = sum_n W_nn h_n, MacKay's gamma = M - tr(A^{-1}) / s2 of
-    # lib.scores.effective_parameters (equal since A^{-1} A = I; tested), from the h_n the
-    # gradient needs anyway; so tr(A^{-1} S^{-1}) = M - gamma without inverting A.
-    gamma = float(W @ h)                                      # (E8)
+    # (E8), from the h_n the gradient needs anyway: tr(A^{-1} S^{-1}) = M - gamma without
+    # inverting A (lib.scores.effective_parameters computes it as M - tr(A^{-1}) / s2; tested)
+    gamma = float(W @ h)
     # Line 9: R&W's s_2 = dlogZ/df (their eq. 5.23); here (E2). W3 = -grad^3 log p, so this is
     # +(1/2) Phi^T (h * grad^3 log p), plus one half (lib.models.gp.rbf_evidence_gradient
     # explains the sign; the central differences of tests/test_hyper_evidence.py confirm it)
@@ -242,18 +239,10 @@ def central_difference_gradient(X_train, y_train, s2, width, *, step: float = 1e
 
     Parameters
     ----------
-    X_train : array_like, shape (N, D)
-        Training inputs (also the RBF centres).
-    y_train : array_like, shape (N,)
-        Training labels 0/1.
-    s2, width : float
-        The point ``(s2, l)``, both positive.
+    X_train, y_train, s2, width, likelihood, bias_s2
+        As in :func:`evidence_gradient`.
     step : float
-        Step ``h`` in log space.
-    likelihood : lib.likelihood.Likelihood
-        As in :func:`evidence_gradient`.
-    bias_s2 : float, optional
-        As in :func:`evidence_gradient`.
+        Step ``h`` in log space, at most 1.
 
     Returns
     -------

@@ -1,7 +1,7 @@
 """Maximising the Laplace evidence over ``(s2, l)`` (and a bias prior variance) by L-BFGS-B
 with the exact gradient of :mod:`lib.hyper.gradient` (book chapter "Maximising the evidence
 automatically", eq. ``eo-chain``; report section 3.3 did this by grid search). The objective
-(:class:`_EvidenceObjective`) is kept apart from the optimiser (:func:`_lbfgs_from_starts`).
+(:class:`_EvidenceObjective`) is kept apart from the optimiser (:func:`_search`).
 """
 from __future__ import annotations
 
@@ -11,10 +11,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import minimize
 
-from lib._validate import as_design_labels, positive_int, positive_scalar
-from lib._validate import width as check_width
-from lib._validate import bounds as check_bounds
-from lib._validate import WIDTH_RANGE
+from lib._validate import WIDTH_RANGE, as_design_labels, positive_int, positive_scalar
+from lib._validate import bounds as check_bounds, width as check_width
 from lib.features import squared_distances
 from lib.hyper.gradient import EvidenceGradient, _evidence_gradient
 from lib.laplace import LaplacePosterior
@@ -29,9 +27,6 @@ DEFAULT_STARTS = ((1.0, 0.1), (1.0, 1.0), (10.0, 0.3), (0.1, 3.0))
 
 #: Default starting values of ``s2`` when the width is held fixed.
 DEFAULT_S2_STARTS = (0.1, 1.0, 10.0)
-
-
-# --------------------------------------------------------------------------- the optimiser
 
 
 @dataclass(frozen=True)
@@ -53,10 +48,8 @@ class EvidenceRun:
         Iterates ``(log s2, log l[, log bias_s2])``, the start first.
     n_evaluations : int
         Evaluations of ``log Z`` and its gradient.
-    success : bool
-        scipy's convergence flag.
-    message : str
-        scipy's message.
+    success, message : bool, str
+        scipy's convergence flag and message.
     bias_s2 : float or None
         Where the run stopped in ``bias_s2`` (None for a shared prior variance).
     """
@@ -79,12 +72,8 @@ class EvidenceOptimum:
 
     Attributes
     ----------
-    s2, width : float
-        The best ``(s2, l)`` found.
-    log_evidence : float
-        ``log Z`` there.
-    gradient : ndarray, shape (K,)
-        ``dlogZ/dtheta`` there.
+    s2, width, log_evidence, gradient, bias_s2
+        As in :class:`EvidenceRun`, of the best run.
     n_evaluations : int
         Evaluations over all runs.
     starts : tuple of tuple of float
@@ -93,8 +82,6 @@ class EvidenceOptimum:
         One per start, in the order of ``starts``.
     posterior : LaplacePosterior
         The Laplace fit at the optimum.
-    bias_s2 : float or None
-        The best ``bias_s2`` (None for a shared prior variance).
     """
 
     s2: float
@@ -106,11 +93,6 @@ class EvidenceOptimum:
     runs: tuple
     posterior: LaplacePosterior
     bias_s2: float | None = None
-
-
-def _in_box(value, box, name, i):
-    if not box[0] <= value <= box[1]:
-        raise ValueError(f"starts[{i}] has {name} = {value} outside {name}_bounds {box}")
 
 
 def _points(starts, boxes, names):
@@ -134,27 +116,18 @@ def _points(starts, boxes, names):
         values = tuple(positive_scalar(v, f"starts[{i}][{k}] ({n})")
                        for k, (v, n) in enumerate(zip(values, names)))
         for v, box, n in zip(values, boxes, names):
-            _in_box(v, box, n, i)
+            if not box[0] <= v <= box[1]:
+                raise ValueError(f"starts[{i}] has {n} = {v} outside {n}_bounds {box}")
         out.append(values)
     if not out:
         raise ValueError("starts must hold at least one starting point")
     return tuple(out)
 
 
-@dataclass(frozen=True)
-class _Problem:
+def _problem(X_train, y_train, likelihood, max_iter, gtol) -> tuple:
     """A search's checked arguments, shared by the three entry points."""
-    X_train: np.ndarray
-    y_train: np.ndarray
-    likelihood: Likelihood
-    max_iter: int
-    gtol: float
-
-
-def _problem(X_train, y_train, likelihood, max_iter, gtol) -> _Problem:
-    X_train, y_train = as_design_labels(X_train, y_train, ("X_train", "y_train"))
-    return _Problem(X_train, y_train, as_likelihood(likelihood),
-                    positive_int(max_iter, "max_iter"), positive_scalar(gtol, "gtol"))
+    return (*as_design_labels(X_train, y_train, ("X_train", "y_train")), as_likelihood(likelihood),
+            positive_int(max_iter, "max_iter"), positive_scalar(gtol, "gtol"))
 
 
 def maximise_evidence(X_train, y_train, *, starts=None, s2_bounds=DEFAULT_S2_BOUNDS,
@@ -171,16 +144,12 @@ def maximise_evidence(X_train, y_train, *, starts=None, s2_bounds=DEFAULT_S2_BOU
 
     Parameters
     ----------
-    X_train : array_like, shape (N, D)
-        Training inputs (also the RBF centres).
-    y_train : array_like, shape (N,)
-        Training labels 0/1.
+    X_train, y_train, likelihood
+        As in :func:`lib.hyper.evidence_gradient`.
     starts : sequence of (s2, width) pairs, optional
         Starting points inside the box; default :data:`DEFAULT_STARTS`.
     s2_bounds, width_bounds : (float, float)
         Search box ``low < high``, both positive.
-    likelihood : lib.likelihood.Likelihood
-        :data:`lib.likelihood.LOGISTIC` (default) or another, e.g. :data:`lib.models.probit.PROBIT`.
     max_iter : int
         Maximum L-BFGS-B iterations per start.
     gtol : float
@@ -235,18 +204,42 @@ def maximise_evidence_bias(X_train, y_train, *, bias_s2_bounds, starts=None,
     return _search(problem, starts, boxes, None)
 
 
-def _search(problem: _Problem, starts, boxes, fixed_width):
-    """L-BFGS-B from each start over the free log hyper-parameters (one per box)."""
-    bounds = [tuple(np.log(box)) for box in boxes]
-    d2 = squared_distances(problem.X_train, problem.X_train)
-    objective = _EvidenceObjective(d2, problem.y_train, problem.likelihood, len(boxes), fixed_width)
-    return _lbfgs_from_starts(objective, starts, bounds, max_iter=problem.max_iter, gtol=problem.gtol)
+def _search(problem, starts, boxes, fixed_width):
+    """L-BFGS-B on :class:`_EvidenceObjective` from each start, over the free log
+    hyper-parameters (one per box, within its logs); the best run."""
+    X_train, y_train, likelihood, max_iter, gtol = problem
+    n_free, bounds = len(boxes), [tuple(np.log(box)) for box in boxes]
+    objective = _EvidenceObjective(squared_distances(X_train, X_train), y_train, likelihood,
+                                   n_free, fixed_width)
+    runs, finals = [], []
+    for start in starts:
+        theta0 = np.log(start)[:n_free]
+        path = [theta0.copy()]
+        n_before = objective.n_evaluations
+        opt = minimize(objective, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
+                       callback=lambda xk: path.append(np.array(xk, dtype=float)),
+                       options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-12})
+        final = objective.evaluate(opt.x, width_derivative=True)   # returned point, full gradient
+        path = np.array(path)
+        if fixed_width is not None:
+            path = np.column_stack([path, np.full(len(path), np.log(fixed_width))])
+        finals.append(final)
+        runs.append(EvidenceRun(
+            start=start, s2=final.s2, width=final.width, log_evidence=final.log_evidence,
+            gradient=final.gradient, path=path,
+            n_evaluations=objective.n_evaluations - n_before,
+            success=bool(opt.success), message=str(opt.message), bias_s2=final.bias_s2,
+        ))
+    best = finals[int(np.argmax([r.log_evidence for r in runs]))]    # first of the best runs
+    return EvidenceOptimum(
+        s2=best.s2, width=best.width, log_evidence=best.log_evidence, gradient=best.gradient,
+        n_evaluations=objective.n_evaluations, starts=starts, runs=tuple(runs),
+        posterior=best.posterior, bias_s2=best.bias_s2)
 
 
 class _EvidenceObjective:
-    """``theta -> (-log Z, -grad log Z)`` over the free log hyper-parameters, with Newton's
-    mode warm-started from the previous evaluation (the objective of the search; the optimiser
-    is :func:`_lbfgs_from_starts`).
+    """``theta -> (-log Z, -grad log Z)`` over the free log hyper-parameters, Newton's mode
+    warm-started from the previous evaluation.
 
     ``theta`` is ``(log s2, log l, log bias_s2)`` cut to its first ``n_free`` entries: 1 when
     the width is fixed at ``fixed_width``, 3 with a separate bias prior variance, else 2.
@@ -266,9 +259,8 @@ class _EvidenceObjective:
         b2 = float(np.exp(theta[2])) if self.n_free == 3 else None
         starts_w = []
         if self.last is not None:
-            # Warm start for Newton: the last mode, or its first-order prediction at the new
-            # theta, w + (dw/dtheta) dtheta ((E3), book eq. eo-ift), whichever has the higher
-            # log posterior.
+            # The last mode, or its first-order prediction w + (dw/dtheta) dtheta ((E3), book
+            # eq. eo-ift), whichever has the higher log posterior
             last = self.last
             previous = [last.s2, last.width] + ([last.bias_s2] if self.n_free == 3 else [])
             dtheta = np.asarray(theta, dtype=float) - np.log(previous)[:self.n_free]
@@ -285,35 +277,3 @@ class _EvidenceObjective:
         res = self.evaluate(theta, width_derivative=self.fixed_width is None)
         return -res.log_evidence, -res.gradient[:self.n_free]
 
-
-def _lbfgs_from_starts(objective: _EvidenceObjective, starts, bounds, *, max_iter, gtol):
-    """L-BFGS-B on ``objective`` from each start (in log space, within ``bounds``); the best."""
-    n_free, fixed_width = objective.n_free, objective.fixed_width
-    runs, finals = [], []
-    for start in starts:
-        theta0 = np.log(start)[:n_free]
-        path = [theta0.copy()]
-        n_before = objective.n_evaluations
-        opt = minimize(
-            objective, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
-            callback=lambda xk: path.append(np.array(xk, dtype=float)),
-            options={"maxiter": max_iter, "gtol": gtol, "ftol": 1e-12},
-        )
-        final = objective.evaluate(opt.x, width_derivative=True)   # returned point, full gradient
-        path = np.array(path)
-        if fixed_width is not None:
-            path = np.column_stack([path, np.full(len(path), np.log(fixed_width))])
-        finals.append(final)
-        runs.append(EvidenceRun(
-            start=start, s2=final.s2, width=final.width, log_evidence=final.log_evidence,
-            gradient=final.gradient, path=path,
-            n_evaluations=objective.n_evaluations - n_before,
-            success=bool(opt.success), message=str(opt.message), bias_s2=final.bias_s2,
-        ))
-    k = int(np.argmax([r.log_evidence for r in runs]))        # first of the best runs
-    best = finals[k]
-    return EvidenceOptimum(
-        s2=best.s2, width=best.width, log_evidence=best.log_evidence, gradient=best.gradient,
-        n_evaluations=objective.n_evaluations, starts=starts, runs=tuple(runs),
-        posterior=best.posterior, bias_s2=best.bias_s2,
-    )

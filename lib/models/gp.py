@@ -18,13 +18,11 @@ import numpy as np
 from scipy.special import expit
 from scipy.linalg import cholesky, solve_triangular
 
-from lib._validate import width as check_width
-from lib._validate import (as_design, as_labels, as_nonnegative, instance, kernel, positive_int,
-                           positive_scalar)
-from lib._validate import MAX_INPUT
+from lib._validate import (MAX_INPUT, as_design, as_labels, as_nonnegative, instance, kernel,
+                           positive_int, positive_scalar, width as check_width)
 from lib.features import squared_distances
 from lib.laplace import ConvergenceError
-from lib.likelihood import log_likelihood_from_activations, logistic_curvature, sigmoid
+from lib.likelihood import log_likelihood_from_activations, logistic_curvature
 
 
 def basis_kernel(Phi_a, Phi_b, s2) -> np.ndarray:
@@ -134,24 +132,13 @@ def fit_gp_laplace(K, y, *, tol: float = 1e-12, max_iter: int = 100) -> GPLaplac
     y = as_labels(y, "y", length=N)
     tol = positive_scalar(tol, "tol")
     max_iter = positive_int(max_iter, "max_iter")
-    # Based on R&W algorithm 3.1
-    f = np.zeros(N)                                           # line 2: f = 0
-    for it in range(1, max_iter + 1):                         # line 3: repeat
-        pi = expit(f)
-        w = logistic_curvature(f)                             # line 4: W = diag(pi (1 - pi))
-        sw = np.sqrt(w)
-        L = _chol_b(K, sw)                                    # line 5: L = cholesky(B)
-        b = w * f + (y - pi)                                  # line 6: b = W f + grad log p
-        # Line 7: a = b - W^1/2 L^T \ (L \ (W^1/2 K b))
-        c = solve_triangular(L, sw * (K @ b), lower=True)
-        a = b - sw * solve_triangular(L, c, lower=True, trans="T")
-        f_new = K @ a                                         # line 8: f = K a
-        step = np.max(np.abs(f_new - f))
-        f = f_new
-        # Line 9: until convergence (of the objective there; here of f)
-        if step <= tol * (1.0 + np.max(np.abs(f))):
-            break
-    else:
+
+    def solve(sw, r):                                         # line 5: L = cholesky(B)
+        L = _chol_b(K, sw)                                    # line 7: L^T \ (L \ r)
+        return solve_triangular(L, solve_triangular(L, r, lower=True), lower=True, trans="T")
+
+    f, _, it = _newton(K, y, tol, max_iter, solve)
+    if it is None:
         raise ConvergenceError(f"Newton (algorithm 3.1) did not converge in {max_iter} iterations")
     pi = expit(f)                                           # W, L and a again at the mode
     sw = np.sqrt(logistic_curvature(f))
@@ -161,6 +148,25 @@ def fit_gp_laplace(K, y, *, tol: float = 1e-12, max_iter: int = 100) -> GPLaplac
     # Line 10: log q = -a.f / 2 + log p(y | f) - sum_i log L_ii (book eq. gp-logz)
     log_q = -0.5 * float(grad @ f) + loglik - float(np.sum(np.log(np.diag(L))))
     return GPLaplace(f, grad, sw, L, loglik, log_q, it)
+
+
+def _newton(K, y, tol, max_iter, solve):
+    """Lines 2-9 of R&W algorithm 3.1, from ``f = 0`` until ``max |Delta f| <= tol (1 + max |f|)``
+    (their line 9 tests the objective), line 7's ``B^{-1} r`` by ``solve(W^1/2, r)``. Returns
+    ``f``, ``a`` and the iterations taken (None if ``max_iter`` were not enough)."""
+    f = np.zeros(K.shape[0])                                  # line 2: f = 0
+    for it in range(1, max_iter + 1):                         # line 3: repeat
+        pi = expit(f)
+        w = logistic_curvature(f)                             # line 4: W = diag(pi (1 - pi))
+        sw = np.sqrt(w)
+        b = w * f + (y - pi)                                  # line 6: b = W f + grad log p
+        a = b - sw * solve(sw, sw * (K @ b))                  # line 7: b - W^1/2 B^{-1} W^1/2 K b
+        f_new = K @ a                                         # line 8: f = K a
+        step = np.max(np.abs(f_new - f))
+        f = f_new
+        if step <= tol * (1.0 + np.max(np.abs(f))):           # line 9
+            return f, a, it
+    return f, a, None
 
 
 def _chol_b(K, sw):
@@ -196,24 +202,13 @@ def predict_latent(fit: GPLaplace, K_star, k_star_diag) -> tuple[np.ndarray, np.
     v = solve_triangular(fit.chol, fit.sqrt_w[:, None] * K_star, lower=True)   # line 5
     explained = np.einsum("ns,ns->s", v, v)
     var = k_diag - explained                                  # line 6: k(x_*, x_*) - v.v
-    # v.v <= k(x_*, x_*) for a kernel: a clearly negative variance means k_star_diag is not the
-    # prior variance of the points K_star describes (rounding alone stays far below 1e-8)
+    # v.v <= k(x_*, x_*) for a kernel: beyond rounding, k_star_diag does not match K_star
     if np.any(var < -1e-8 * np.maximum(k_diag, explained)):
         worst = int(np.argmin(var / np.maximum(np.maximum(k_diag, explained), 1e-300)))
         raise ValueError(f"k_star_diag is inconsistent with K_star (and the fit's kernel): at "
                          f"test point {worst} k(x_*, x_*) = {k_diag[worst]:.6g} is below the "
                          f"variance K_star explains, {explained[worst]:.6g} (negative variance)")
     return mean, var
-
-
-def _signal_variance(value) -> float:
-    """A signal variance ``s_f^2``: positive and at most :data:`lib._validate.MAX_INPUT` (a
-    kernel's largest entry), or an error naming ``signal_var``."""
-    value = positive_scalar(value, "signal_var")
-    if value > MAX_INPUT:
-        raise ValueError(f"signal_var must be at most {MAX_INPUT:g} (the kernel's entries, "
-                         f"products and squares must not overflow), got {value!r}")
-    return value
 
 
 def rbf_evidence_gradient(X_train, y_train, signal_var, width) -> tuple[float, np.ndarray, GPLaplace]:
@@ -241,8 +236,12 @@ def rbf_evidence_gradient(X_train, y_train, signal_var, width) -> tuple[float, n
     y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
     d2 = squared_distances(X_train, X_train)
     width = check_width(width, "width")
+    signal_var = positive_scalar(signal_var, "signal_var")
+    if signal_var > MAX_INPUT:
+        raise ValueError(f"signal_var must be at most {MAX_INPUT:g} (the kernel's entries, "
+                         f"products and squares must not overflow), got {signal_var!r}")
     # Based on R&W algorithm 5.1
-    K = _signal_variance(signal_var) * np.exp(-d2 / (2.0 * width**2))   # line 2
+    K = signal_var * np.exp(-d2 / (2.0 * width**2))          # line 2
     fit = fit_gp_laplace(K, y_train)                          # lines 3-6: f_hat, W, L, log Z
     L, sw, a = fit.chol, fit.sqrt_w, fit.grad
     # Line 7: R = W^1/2 L^T \ (L \ W^1/2)
@@ -268,25 +267,20 @@ def rbf_evidence_gradient(X_train, y_train, signal_var, width) -> tuple[float, n
 def newton_cg(K, y, cg_rtol, *, max_newton: int = 30, tol: float = 1e-12):
     """R&W algorithm 3.1 with the Newton system of line 7 solved by conjugate gradients.
 
-    Line 7 needs ``z = B^{-1} W^1/2 K b`` with ``B = I + W^1/2 K W^1/2`` (symmetric, positive
-    definite, eigenvalues ``>= 1``). Instead of the Cholesky factor, ``z`` is approximated by
-    :func:`scipy.sparse.linalg.cg` (lecture 14's iterative numerics: each iteration one product
-    with ``B``), started from the previous Newton step's ``z`` and stopped at the relative
-    residual ``cg_rtol`` (an inexact Newton method). Newton stops as in
-    :func:`fit_gp_laplace` or after ``max_newton`` steps. The log marginal likelihood of
-    line 10 is evaluated at the final ``f = K a`` with the exact ``log|B|`` (Cholesky), so its
-    error is that of the inexact mode alone.
+    Line 7's ``z = B^{-1} W^1/2 K b`` (``B = I + W^1/2 K W^1/2``, eigenvalues ``>= 1``) is
+    approximated by :func:`scipy.sparse.linalg.cg` (lecture 14's iterative numerics: one product
+    with ``B`` per iteration), started from the previous Newton step's ``z`` and stopped at the
+    relative residual ``cg_rtol`` (an inexact Newton method). Newton stops as in
+    :func:`fit_gp_laplace` or after ``max_newton`` steps. Line 10's log marginal likelihood
+    uses the exact ``log|B|`` (Cholesky) at the final ``f = K a``: its error is the mode's alone.
 
     Parameters
     ----------
-    K : array_like, shape (N, N)
-    y : array_like, shape (N,)
-        Labels 0/1.
+    K, y, tol
+        As in :func:`fit_gp_laplace`.
     cg_rtol : float
-        Relative residual at which each CG solve stops.
+        Relative residual at which each CG solve stops, below 1.
     max_newton : int
-    tol : float
-        Relative tolerance on the change of ``f``.
 
     Returns
     -------
@@ -307,31 +301,23 @@ def newton_cg(K, y, cg_rtol, *, max_newton: int = 30, tol: float = 1e-12):
         raise ValueError(f"cg_rtol must be a relative residual below 1, got {cg_rtol!r}")
     max_newton = positive_int(max_newton, "max_newton")
     tol = positive_scalar(tol, "tol")
-    f, z = np.zeros(N), np.zeros(N)
-    history = []
-    for _ in range(max_newton):                               # R&W algorithm 3.1, line 3
-        pi = expit(f)
-        w = logistic_curvature(f)                             # line 4
-        sw = np.sqrt(w)
-        # Line 5's B = I + W^1/2 K W^1/2, as products only (no Cholesky factor)
-        B = LinearOperator((N, N), matvec=lambda v, sw=sw: v + sw * (K @ (sw * v)), dtype=float)
-        b = w * f + (y - pi)                                  # line 6
-        rhs = sw * (K @ b)
-        norm = float(np.linalg.norm(rhs))
-        residuals = []
+    z, history = np.zeros(N), []
 
-        def record(zk, B=B, rhs=rhs, norm=norm, residuals=residuals):
+    def solve(sw, rhs):
+        nonlocal z
+        # Line 5's B = I + W^1/2 K W^1/2, as products only (no Cholesky factor)
+        B = LinearOperator((N, N), matvec=lambda v: v + sw * (K @ (sw * v)), dtype=float)
+        norm, residuals = float(np.linalg.norm(rhs)), []
+
+        def record(zk):
             residuals.append(float(np.linalg.norm(rhs - B.matvec(zk))) / norm)
 
-        # Line 7's B^{-1} W^1/2 K b by CG instead of the two triangular solves with L
+        # Line 7's B^{-1} r by CG, from the previous step's solution
         z, _ = cg(B, rhs, x0=z, rtol=cg_rtol, atol=0.0, maxiter=10 * N, callback=record)
         history.append(residuals)
-        a = b - sw * z                                        # line 7
-        f_new = K @ a                                         # line 8
-        step = np.max(np.abs(f_new - f))
-        f = f_new
-        if step <= tol * (1.0 + np.max(np.abs(f))):
-            break
+        return z
+
+    f, a, _ = _newton(K, y, tol, max_newton, solve)
     L = _chol_b(K, np.sqrt(logistic_curvature(f)))           # line 10, with the exact log|B|
     log_q = -0.5 * float(a @ f) + log_likelihood_from_activations(f, y) - float(np.sum(np.log(np.diag(L))))
     return log_q, sum(len(r) for r in history), np.array(history[0])

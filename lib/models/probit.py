@@ -32,8 +32,8 @@ TRUE_SERIES = (1.0, -1.0, 3.0, -15.0)
 
 
 def log_half_erfc(h) -> np.ndarray:
-    """``log((1/2) erfc(h)) = log N(-sqrt(2) h)``, stable for every real ``h``."""
-    # The note's eq. (5) term for sigma = -1, by scipy's log_ndtr instead of log and erfc
+    """``log((1/2) erfc(h)) = log N(-sqrt(2) h)``, stable for every real ``h`` (the note's
+    eq. (5) term for sigma = -1, by scipy's log_ndtr instead of log and erfc)."""
     return log_ndtr(-SQRT2 * real_values(h, "h"))
 
 
@@ -42,10 +42,8 @@ def erfc_ratio(h) -> np.ndarray:
 
     ``r(h) = -d log erfc(h) / dh``; ``r(h) ~ 2 h`` for large ``h``, ``r(h) -> 0`` for ``h -> -inf``.
     """
-    # Book eq. pr-ratio; erfcx(h) = exp(h^2) erfc(h) is finite where the note's
-    # exp(-h^2) / erfc(h) is x / 0 from h = 26.7 (erfc underflows) and 0 / 0 from h = 27.3 (book
-    # chapter "The probit likelihood", its numerics section), so the note's switch to its asymptotic
-    # series at |h| >= 20 is not needed
+    # Book eq. pr-ratio; erfcx(h) = exp(h^2) erfc(h) stays finite where the note's form is x / 0
+    # (h >= 26.7) or 0 / 0 (h >= 27.3), so its switch to the asymptotic series is not needed
     return _erfc_ratio(real_values(h, "h"))
 
 
@@ -56,16 +54,16 @@ def _erfc_ratio(h) -> np.ndarray:
 
 
 def naive_log_half_erfc(h) -> np.ndarray:
-    """``log((1/2) erfc(h))`` evaluated as written (``-inf`` once ``erfc`` underflows)."""
-    # The note's eq. (5) term for sigma = -1, as printed
+    """``log((1/2) erfc(h))``, the note's eq. (5) term for sigma = -1 as printed (``-inf`` once
+    ``erfc`` underflows)."""
     h = real_values(h, "h")
     with np.errstate(all="ignore"):
         return np.log(0.5 * erfc(h))
 
 
 def naive_log_one_minus_half_erfc(h) -> np.ndarray:
-    """``log(1 - (1/2) erfc(h))`` as the note's eq. (5) writes it (cancels for ``h < -6``)."""
-    # The note's eq. (5) term for sigma = +1, as printed
+    """``log(1 - (1/2) erfc(h))``, the note's eq. (5) term for sigma = +1 as printed (cancels
+    for ``h < -6``)."""
     h = real_values(h, "h")
     with np.errstate(all="ignore"):
         return np.log(1.0 - 0.5 * erfc(h))
@@ -78,25 +76,19 @@ def naive_erfc_ratio(h) -> np.ndarray:
         return 2.0 / SQRT_PI * np.exp(-h * h) / erfc(h)
 
 
-def asymptotic_bracket(h, series=TRUE_SERIES) -> np.ndarray:
-    """``sum_n c_n / (2 h^2)^n``, the bracket of the note's asymptotic expansion (``h > 0``).
-
-    Asymptotic: for small ``h`` the bracket may be negative (then the ``log`` of
-    :func:`asymptotic_log_half_erfc` is NaN, with numpy's warning)."""
-    return _bracket(*_positive_h_series(h, series))
-
-
 def _positive_h_series(h, series):
     """``h`` (positive, no NaN) and ``series`` (finite coefficients) checked."""
     h = real_values(h, "h")
     if not np.all(h > 0):
         raise ValueError("h must be positive (the asymptotic expansion is for large h)")
-    coefficients = as_vector(series, "series").tolist()
-    return h, coefficients
+    return h, as_vector(series, "series").tolist()
 
 
 def _bracket(h, series):
-    """:func:`asymptotic_bracket` on checked arguments (no checks)."""
+    """``sum_n c_n / (2 h^2)^n``, the bracket of the note's asymptotic expansion (no checks).
+
+    Asymptotic: for small ``h`` the bracket may be negative (then the ``log`` of
+    :func:`asymptotic_log_half_erfc` is NaN, with numpy's warning)."""
     # Book eq. pr-asymptotic with TRUE_SERIES; the note's (after Menzel) with NOTE_SERIES
     x = 1.0 / (2.0 * h ** 2)
     return sum(c * x**n for n, c in enumerate(series))
@@ -156,8 +148,6 @@ def curvature_derivative(a, y) -> np.ndarray:
     return np.where(y == 1, 2.0, -2.0) * (q - W * (q + t))  # book eq. pr-third
 
 
-#: The probit likelihood ``p(y = 1 | a) = (1/2) erfc(-a) = N(sqrt(2) a)`` for
-#: :func:`lib.laplace.fit_laplace` and :mod:`lib.hyper.gradient`.
 def _log_odds(z) -> np.ndarray:
     """``log N(z) - log N(-z)``, stably (``log_ndtr`` on both sides; no checks)."""
     return log_ndtr(z) - log_ndtr(-z)
@@ -171,6 +161,8 @@ def _predictive_logits(mu, var) -> np.ndarray:
     return _log_odds(mu / np.sqrt(0.5 + var))               # book eq. pr-predictive, exact
 
 
+#: The probit likelihood ``p(y = 1 | a) = (1/2) erfc(-a) = N(sqrt(2) a)`` for
+#: :func:`lib.laplace.fit_laplace` and :mod:`lib.hyper.gradient`.
 PROBIT = Likelihood("probit", log_likelihood_from_activations, gradient, curvature,
                     curvature_derivative, _logits, _predictive_logits)
 

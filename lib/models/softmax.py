@@ -19,12 +19,6 @@ from scipy.special import log_softmax, softmax
 from lib import _validate
 from lib.laplace import ConvergenceError, _step_halving
 
-__all__ = [
-    "one_hot", "log_likelihood", "gradient", "hessian", "log_posterior",
-    "SoftmaxLaplace", "fit_softmax_laplace", "activation_moments",
-    "predictive_mc", "predictive_moderated",
-]
-
 
 def one_hot(y, K: int | None = None, *, name: str = "y", length: int | None = None) -> np.ndarray:
     """Integer labels 0..K-1 (length N) -> one-hot matrix (N, K) of 0.0/1.0.
@@ -116,7 +110,7 @@ def fit_softmax_laplace(Phi, Y, s2, *, tol: float = 1e-10, max_iter: int = 100) 
     """MAP by Newton's method with step halving, then the Laplace posterior.
 
     Each step solves ``A d = grad Psi`` with ``A = -grad grad L + I / s2`` (Cholesky of the
-    KM x KM precision); the step is halved until Psi does not decrease (beyond rounding).
+    KM x KM precision), halved until Psi does not decrease (:func:`lib.laplace._step_halving`).
     Stops when the largest gradient entry is below ``tol``; ``n_iter`` counts the steps taken.
     """
     Phi = _validate.as_design(Phi, "Phi")

@@ -17,8 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import expit
 
-from lib._validate import width as check_width
-from lib._validate import as_labels, as_matrix, as_vector, int_at_least, positive_int
+from lib._validate import as_labels, as_matrix, as_vector, int_at_least, positive_int, width as check_width
 from lib.data import random_split
 from lib.features import linear_features, rbf_features
 from lib.likelihood import average_log_likelihood_logits, label_log_probs
@@ -99,23 +98,9 @@ class SplitPaths:
 
 
 def split_rows(n_rows: int, seed: int, train_fraction: float = 0.75):
-    """Row numbers that :func:`lib.data.random_split` puts in the training and the test set.
-
-    Parameters
-    ----------
-    n_rows : int
-        Number N of rows of the data.
-    seed : int
-        Seed of the split.
-    train_fraction : float
-        Fraction of the rows used for training.
-
-    Returns
-    -------
-    train_rows : ndarray of int, shape (N_train,)
-        In the order ``random_split`` returns them.
-    test_rows : ndarray of int, shape (N - N_train,)
-    """
+    """Row numbers (in the order it returns them) that :func:`lib.data.random_split` with this
+    ``seed`` and ``train_fraction`` puts in the training set, shape (N_train,), and in the test
+    set, shape (n_rows - N_train,)."""
     n_rows = int_at_least(n_rows, "n_rows", 2)       # both sets non-empty
     rows = np.arange(n_rows, dtype=float)[:, None]
     tr, _, te, _ = random_split(rows, np.zeros(n_rows), train_fraction=train_fraction, seed=seed)
@@ -123,16 +108,13 @@ def split_rows(n_rows: int, seed: int, train_fraction: float = 0.75):
 
 
 def _all_splits_design(X, width):
-    """The design on every input, ``F`` (N, M_all), and its products for all splits at once:
-    ``activations(W)`` = F W and ``gradients(R)`` = F^T R (W: (M_all, S), R: (N, S)).
+    """The design ``F`` of all N points on all N centres (N, N + 1; linear: (N, 3)) and its
+    products ``activations(W) = F W`` (W: (M_all, S)) and ``gradients(R) = F^T R`` (R: (N, S)).
 
-    All splits run at once: with the design ``F`` of all N points on all N centres (shape
-    (N, N + 1); for the linear classifier (N, 3)), split ``s`` uses the rows and centre
-    columns of its training set, so its activations on *every* point are ``F @ w_s`` with
-    ``w_s`` zero on the test centres. One matrix product ``F @ W`` (W of shape (N + 1, S))
-    then gives every split's training and test activations, and ``F^T @ R`` (R the residuals
-    ``y - s(a)`` on each split's training rows, zero elsewhere) every gradient: two BLAS-3
-    products per step instead of ``2 S`` matrix-vector products.
+    Split ``s`` uses its training rows and centre columns, so its activations on *every* point
+    are ``F w_s`` with ``w_s`` zero on the test centres, and its gradient is ``F^T r_s`` with the
+    residuals ``y - s(a)`` zero off its training rows: two BLAS-3 products per step for all
+    splits instead of ``2 S`` matrix-vector products.
     """
     N = X.shape[0]
     F = linear_features(X) if width is None else rbf_features(X, X, width)   # (N, M_all)
@@ -175,10 +157,9 @@ def split_paths(X, y, *, width: float | None, seeds, n_steps: int, record_every:
     ``[x1, x2, 1]`` (``width`` None) or RBF features of that width centred on the training
     inputs plus the bias, and the weights climb from ``w = 0`` with ``eta = 1 / kappa``
     (:func:`curvature_bound` of that design) for ``n_steps`` full-batch steps -- the same
-    iterates as :func:`lib.ml.fit_ml` on that split (to rounding). Every ``record_every``
-    steps the average log-likelihoods and confusion diagonals of both sets are recorded.
-
-    All splits run at once (:func:`_all_splits_design`).
+    iterates as :func:`lib.ml.fit_ml` on that split (to rounding), all splits at once
+    (:func:`_all_splits_design`). Every ``record_every`` steps the average log-likelihoods and
+    confusion diagonals of both sets are recorded.
 
     Parameters
     ----------
@@ -195,7 +176,7 @@ def split_paths(X, y, *, width: float | None, seeds, n_steps: int, record_every:
     record_every : int
         Record interval; must divide ``n_steps``.
     train_fraction : float
-        Fraction of the rows used for training.
+        As in :func:`split_rows`.
 
     Returns
     -------

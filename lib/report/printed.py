@@ -17,6 +17,8 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from lib._validate import int_at_least
+
 #: Base case of sections 3.1-3.2: prior variance and RBF width ("sigma_0 = 1, l = 0.1").
 BASE_S2 = 1.0
 BASE_WIDTH = 0.1
@@ -163,23 +165,13 @@ def _figure(value, name: str = "value") -> str:
     return value
 
 
-def _whole(value, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
-        raise ValueError(f"{name} must be a whole number >= 0, got {value!r}")
-    return int(value)
-
-
 def printed(value: str) -> float:
     """The number a printed figure stands for (``"-0.060"`` -> ``-0.06``; ``"95/86%"`` is not one)."""
     return float(_figure(value))
 
 
 def decimals(value: str) -> int:
-    """Number of decimals a printed figure shows (``"-0.060"`` -> 3, ``"1"`` -> 0).
-
-    The figure must be the printed string: a float has lost the decimals the report printed
-    (``0.51`` would read as 52 decimals, ``1.0`` as one), so it is refused.
-    """
+    """Number of decimals a printed figure (a string) shows (``"-0.060"`` -> 3, ``"1"`` -> 0)."""
     return _decimals(_figure(value))
 
 
@@ -230,7 +222,7 @@ def compare(rows: Iterable[tuple[str, str, float]], ours_decimals: int = 3):
     """
     import pandas as pd
 
-    ours_decimals = _whole(ours_decimals, "ours_decimals")
+    ours_decimals = int_at_least(ours_decimals, "ours_decimals", 0)
     if rows is None or isinstance(rows, (str, bytes)) or not hasattr(rows, "__iter__"):
         raise TypeError(f"rows must be an iterable of (quantity, printed, ours), got {rows!r}")
     records = []
@@ -240,14 +232,8 @@ def compare(rows: Iterable[tuple[str, str, float]], ours_decimals: int = 3):
         quantity, value, ours = row
         value, ours = _figure(value, f"rows[{k}] printed"), _ours(ours, f"rows[{k}] ours")
         shown = max(ours_decimals, _decimals(value))
-        records.append(
-            {
-                "quantity": quantity,
-                "report": value,
-                "ours": f"{ours:.{shown}f}",
-                "reproduced?": "yes" if _agrees(value, ours) else "no",
-            }
-        )
+        records.append({"quantity": quantity, "report": value, "ours": f"{ours:.{shown}f}",
+                        "reproduced?": "yes" if _agrees(value, ours) else "no"})
     if not records:
         raise ValueError("rows must hold at least one (quantity, printed, ours) row")
     return pd.DataFrame.from_records(records).set_index("quantity")
@@ -263,14 +249,9 @@ def confusion_rows(label: str, printed_matrix: _Matrix, ours) -> list[tuple[str,
     except (TypeError, IndexError, KeyError):
         raise TypeError(f"printed_matrix must be a 2 x 2 nested sequence of printed figures, got "
                         f"{printed_matrix!r}") from None
-    for i in range(2):
-        for j in range(2):
-            _figure(cells[i][j], f"printed_matrix[{i}][{j}]")
-    return [
-        (f"{label} P(ŷ={j} | y={i})", printed_matrix[i][j], ours[i, j])
-        for i in range(2)
-        for j in range(2)
-    ]
+    for i, j in np.ndindex(2, 2):
+        _figure(cells[i][j], f"printed_matrix[{i}][{j}]")
+    return [(f"{label} P(ŷ={j} | y={i})", cells[i][j], ours[i, j]) for i in range(2) for j in range(2)]
 
 
 def confusion_frame(matrices: Mapping[str, object], *, truth: str = "y", prediction: str = "ŷ", digits: int = 2):
@@ -292,7 +273,7 @@ def confusion_frame(matrices: Mapping[str, object], *, truth: str = "y", predict
     """
     import pandas as pd
 
-    digits = _whole(digits, "digits")
+    digits = int_at_least(digits, "digits", 0)
     if not matrices:
         raise ValueError("matrices must hold at least one block")
     blocks = {}
@@ -302,9 +283,6 @@ def confusion_frame(matrices: Mapping[str, object], *, truth: str = "y", predict
         if cells.shape != (2, 2):
             raise ValueError(f"matrices[{name!r}] must be 2 x 2, got shape {cells.shape}")
         shown = [[c if isinstance(c, str) else f"{float(c):.{digits}f}" for c in row] for row in cells]
-        blocks[name] = pd.DataFrame(
-            shown,
-            index=pd.Index([f"{truth} = 0", f"{truth} = 1"], name="ground truth"),
-            columns=[f"{prediction} = 0", f"{prediction} = 1"],
-        )
+        blocks[name] = pd.DataFrame(shown, columns=[f"{prediction} = 0", f"{prediction} = 1"],
+                                    index=pd.Index([f"{truth} = 0", f"{truth} = 1"], name="ground truth"))
     return pd.concat(blocks, axis=1)

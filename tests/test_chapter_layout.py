@@ -86,25 +86,6 @@ def test_visible_code_cells_are_short(name):
 
 
 # --- Glue cells only glue; computation is visible (issue 38, item 5) ----------------------------
-#
-# A `remove-cell` is dropped from the page and from the student notebook, so whatever it computes
-# is computed where no reader sees it. Such a cell may hold only:
-#
-# - imports;
-# - `assert` statements (they bind no name; the names they test are then defined visibly, since a
-#   glue cell binds none);
-# - `glue_all({...})` calls, whose one argument is a dict display (`**` may unpack a dict
-#   comprehension of the same kind) with string keys (literals or f-strings) and values built
-#   only from: names, constants, attribute access and subscripts of them (`post.evidence`,
-#   `table.loc[3, "x"]`, `.iloc[0]`), f-strings and their format specs, arithmetic operators
-#   other than `@` (a difference of two visible numbers, a percentage: `100 * share`), `abs`,
-#   comparisons and conditional expressions (a sign, a word), comprehensions over such values,
-#   and calls to formatting helpers only: lib.book.display's functions (`upper(x, 3)`,
-#   `display.small(d)`), `format`, `round`, `str`, `int`, `float`, `len`, `abs`, `zip`, `getattr`
-#   and the string methods in GLUE_STRING_METHODS.
-#
-# Anything else is computation and belongs in a visible cell: an assignment, any other call
-# (`np.sqrt(x)`, `v.max()`, `table.sum()`, a fit, a chapter's own function), `@`, a lambda or `:=`.
 
 import ast
 import inspect
@@ -219,7 +200,27 @@ def _tags(cell) -> set:
 
 @pytest.mark.parametrize("name", CHAPTERS)
 def test_glue_cells_only_glue(name):
-    """Every `remove-cell` only imports, asserts and glues values computed visibly."""
+    """Every `remove-cell` only imports, asserts and glues values computed visibly.
+
+    A `remove-cell` is dropped from the page and from the student notebook, so whatever it computes
+    is computed where no reader sees it. Such a cell may hold only:
+
+    - imports;
+    - `assert` statements (they bind no name; the names they test are then defined visibly, since a
+      glue cell binds none);
+    - `glue_all({...})` calls, whose one argument is a dict display (`**` may unpack a dict
+      comprehension of the same kind) with string keys (literals or f-strings) and values built
+      only from: names, constants, attribute access and subscripts of them (`post.evidence`,
+      `table.loc[3, "x"]`, `.iloc[0]`), f-strings and their format specs, arithmetic operators
+      other than `@` (a difference of two visible numbers, a percentage: `100 * share`), `abs`,
+      comparisons and conditional expressions (a sign, a word), comprehensions over such values,
+      and calls to formatting helpers only: lib.book.display's functions (`upper(x, 3)`,
+      `display.small(d)`), `format`, `round`, `str`, `int`, `float`, `len`, `abs`, `zip`, `getattr`
+      and the string methods in GLUE_STRING_METHODS.
+
+    Anything else is computation and belongs in a visible cell: an assignment, any other call
+    (`np.sqrt(x)`, `v.max()`, `table.sum()`, a fit, a chapter's own function), `@`, a lambda or `:=`.
+    """
     bad = {i: problems[:3] for i, cell in enumerate(_cells(name))
            if cell.cell_type == "code" and "remove-cell" in _tags(cell)
            for problems in [glue_cell_problems(cell.source)] if problems}

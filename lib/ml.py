@@ -48,14 +48,11 @@ def fit_ml(Phi, y, *, learning_rate: float, n_steps: int, batch_size: int | None
            seed: int = 0, Phi_test=None, y_test=None, tol: float | None = None,
            record_every: int = 1, w0=None,
            callback: Callable[[int, np.ndarray], None] | None = None) -> GradientAscentResult:
-    """Gradient ascent on the log-likelihood (report appendix algorithm 1).
+    """Gradient ascent on the log-likelihood (report appendix algorithm 1) from the training
+    design ``Phi`` (N, M) and labels ``y`` (N,) of 0/1.
 
     Parameters
     ----------
-    Phi : array_like, shape (N, M)
-        Training design.
-    y : array_like, shape (N,)
-        Training labels 0/1.
     learning_rate : float
         Step size ``eta > 0`` applied to the *summed* minibatch gradient.
     n_steps : int

@@ -70,18 +70,12 @@ def evidence_grid(X_train, y_train, X_test, y_test, s2_values, widths, *, n_jobs
         :func:`code_digest` (the code the table is computed by), not ``n_jobs`` or
         ``progress``. A folder that cannot be made is skipped.
 
-    Returns
-    -------
-    pandas.DataFrame, S * P rows
-        Columns :data:`lib.hyper.grid.COLUMNS`: ``s2``, ``width``, ``log_evidence``
-        (Laplace), ``train_accuracy``, ``test_accuracy``, average log-likelihoods ``*_ll_map``
-        (plug-in MAP) and ``*_ll_pred`` (probit predictive), and ``n_iter`` (Newton
-        iterations; the engine's: factorisations). Sorted by width, then s2.
-
-    Raises
-    ------
-    ConvergenceError
-        If Newton's method fails at some point (the message names it).
+    Returns a DataFrame of S * P rows, sorted by width, then s2, with the columns
+    :data:`lib.hyper.grid.COLUMNS`: ``s2``, ``width``, ``log_evidence`` (Laplace),
+    ``train_accuracy``, ``test_accuracy``, average log-likelihoods ``*_ll_map`` (plug-in MAP)
+    and ``*_ll_pred`` (probit predictive), and ``n_iter`` (Newton iterations; the engine's:
+    factorisations). Raises ``ConvergenceError`` if Newton's method fails at some point (the
+    message names it).
     """
     X_train, y_train, X_test, y_test = as_train_test(X_train, y_train, X_test, y_test)
     s2_sorted = prior_values(s2_values, "s2_values")

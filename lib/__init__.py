@@ -34,42 +34,15 @@ Input checks are in one place, :mod:`lib._validate` (paired inputs: ``as_design_
 """
 from lib.data import DataError, first_rows_split, load_lab_data, random_split
 from lib.features import add_bias, linear_features, rbf_features
-from lib.laplace import (
-    ConvergenceError,
-    LaplacePosterior,
-    bias_prior_variances,
-    fit_laplace,
-    log_evidence,
-    log_posterior,
-    precision_matrix,
-)
-from lib.likelihood import (
-    LOGISTIC,
-    Likelihood,
-    average_log_likelihood,
-    average_log_likelihood_logits,
-    gradient,
-    hessian,
-    log_likelihood,
-    log_sigmoid,
-    sigmoid,
-)
+from lib.laplace import (ConvergenceError, LaplacePosterior, bias_prior_variances, fit_laplace,
+                         log_evidence, log_posterior, precision_matrix)
+from lib.likelihood import (LOGISTIC, Likelihood, average_log_likelihood,
+                            average_log_likelihood_logits, gradient, hessian, log_likelihood,
+                            log_sigmoid, sigmoid)
 from lib.ml import GradientAscentResult, curvature_bound, fit_ml, minibatch_curvature_bound
-from lib.predictive import (
-    PROBIT_SCALE,
-    activation_moments,
-    logistic_gaussian_expectation,
-    map_logits,
-    map_proba,
-    predictive_proba,
-)
-from lib.scores import (
-    SplitScores,
-    accuracy,
-    confusion_matrix,
-    effective_parameters,
-    predict_labels,
-    score_split,
-)
+from lib.predictive import (PROBIT_SCALE, activation_moments, logistic_gaussian_expectation,
+                            map_logits, map_proba, predictive_proba)
+from lib.scores import (SplitScores, accuracy, confusion_matrix, effective_parameters,
+                        predict_labels, score_split)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -50,16 +50,8 @@ def real_values(value, name: str, *, nonnegative: bool = False) -> np.ndarray:
 
 
 def as_matrix(value, name: str, *, n_cols: int | None = None) -> np.ndarray:
-    """Return ``value`` as a finite float 2-D array, or raise naming ``name``.
-
-    Parameters
-    ----------
-    value : array_like, shape (N, D)
-    name : str
-        The argument's name, used in the error message.
-    n_cols : int, optional
-        Required number of columns D.
-    """
+    """Return ``value`` as a finite float 2-D array (N, D), with ``n_cols`` columns if given, or
+    raise naming ``name`` (the argument's name, as every function here)."""
     arr = _real_array(value, name)
     if arr.ndim != 2:
         raise ValueError(f"{name} must be a 2-D array of shape (N, D), got shape {arr.shape}")
@@ -199,9 +191,7 @@ def grid_values(value, name: str) -> np.ndarray:
     arr = np.asarray(value)
     if arr.ndim == 0:
         raise ValueError(f"{name} must be a 1-D array of positive numbers, got a scalar")
-    arr = as_vector(arr, name)
-    if arr.size == 0:
-        raise ValueError(f"{name} must hold at least one value")
+    arr = as_vector(arr, name)                         # at least one value
     if np.any(arr <= 0):
         raise ValueError(f"{name} must hold positive numbers, got minimum {arr.min()!r}")
     if np.unique(arr).size != arr.size:

@@ -110,16 +110,9 @@ def fetch(name: str) -> Path:
     """Path to a verified copy of one data file, ``"X.txt"`` or ``"y.txt"``: from the folder
     ``BLC_DATA_DIR`` when it is set (no download is tried), else from the cache or a download.
 
-    Parameters
-    ----------
-    name : str
-        File name, a key of :data:`REGISTRY`.
-
-    Raises
-    ------
-    DataError
-        Missing file, checksum mismatch, unwritable cache, or every download failed; the message
-        lists each address tried, why it failed, and how to fix it.
+    Raises :class:`DataError` for a missing file, a checksum mismatch, an unwritable cache, or
+    when every download failed; the message lists each address tried, why it failed, and how to
+    fix it.
     """
     if not isinstance(name, str) or name not in REGISTRY:
         raise ValueError(f"name must be one of {sorted(REGISTRY)}, got {name!r}")
@@ -166,20 +159,9 @@ def fetch(name: str) -> Path:
 
 
 def load_lab_data() -> tuple[np.ndarray, np.ndarray]:
-    """Load the lab data set (from ``BLC_DATA_DIR``, else the cache, else a download).
-
-    Returns
-    -------
-    X : ndarray, shape (1000, 2)
-        Inputs.
-    y : ndarray, shape (1000,)
-        Labels, 0.0 or 1.0.
-
-    Raises
-    ------
-    DataError
-        If the files are missing, corrupt, or not of the expected shape and labels.
-    """
+    """The lab data set (from ``BLC_DATA_DIR``, else the cache, else a download): inputs ``X``
+    (1000, 2) and labels ``y`` (1000,) of 0.0 or 1.0. Raises :class:`DataError` if the files are
+    missing, corrupt, or not of the expected shape and labels."""
     x_path, y_path = fetch("X.txt"), fetch("y.txt")
     try:
         X, y = np.loadtxt(x_path, ndmin=2), np.loadtxt(y_path, ndmin=1)
@@ -214,17 +196,8 @@ def first_rows_split(X, y, n_train: int = N_TRAIN):
 
     The file is not sorted by class, so both parts keep its balance. The report says only that
     it disabled shuffling; that it used this split is our inference, which the reproduction of
-    its Bayesian tables supports (chapter "The base case, reproduced").
-
-    Parameters
-    ----------
-    X : array_like, shape (N, D)
-    y : array_like, shape (N,)
-    n_train : int
-
-    Returns
-    -------
-    X_train, y_train, X_test, y_test : ndarray
+    its Bayesian tables supports (chapter "The base case, reproduced"). ``X`` (N, D), ``y``
+    (N,); returns ``X_train, y_train, X_test, y_test``.
     """
     X, y = _paired(X, y)
     n_train = split_size(n_train, X.shape[0], "n_train")
@@ -232,12 +205,8 @@ def first_rows_split(X, y, n_train: int = N_TRAIN):
 
 
 def random_split(X, y, *, train_fraction: float = 0.75, seed: int = 0):
-    """A seeded random split (the ML lab's 75/25 split), rows permuted by ``default_rng(seed)``.
-
-    Returns
-    -------
-    X_train, y_train, X_test, y_test : ndarray
-    """
+    """A seeded random split (the ML lab's 75/25 split), rows permuted by ``default_rng(seed)``:
+    ``X_train, y_train, X_test, y_test`` as :func:`first_rows_split`."""
     X, y = _paired(X, y)
     train_fraction = fraction(train_fraction, "train_fraction", open_interval=True)
     n_train = int(round(train_fraction * X.shape[0]))

@@ -36,22 +36,13 @@ class ConvergenceError(RuntimeError):
 class LaplacePosterior:
     """Gaussian approximation ``N(w_map, A^{-1})`` of the posterior over weights.
 
-    Attributes
-    ----------
-    w_map : ndarray, shape (M,)
-        Posterior mode.
-    chol : ndarray, shape (M, M)
-        Lower Cholesky factor ``L`` of the precision, ``A = L L^T``.
-    s2 : float or ndarray, shape (M,)
-        Prior variance (one per weight if a vector).
-    log_likelihood : float
-        ``L(w_map)`` on the training data.
-    n_iter : int
-        Newton iterations used.
-    likelihood : lib.likelihood.Likelihood
-        The likelihood it was fitted with (:data:`lib.likelihood.LOGISTIC` by default): every
-        function that scores the posterior (:mod:`lib.predictive`, :mod:`lib.scores`) uses its
-        link, so a probit fit is never scored as a logistic one.
+    ``w_map`` (M,) is the posterior mode; ``chol`` (M, M) the lower Cholesky factor ``L`` of the
+    precision, ``A = L L^T``; ``s2`` the prior variance (a float, or (M,) one per weight);
+    ``log_likelihood`` ``L(w_map)`` on the training data; ``n_iter`` the Newton iterations
+    used; ``likelihood`` the :class:`lib.likelihood.Likelihood` it was fitted with
+    (:data:`lib.likelihood.LOGISTIC` by default): every function that scores the posterior
+    (:mod:`lib.predictive`, :mod:`lib.scores`) uses its link, so a probit fit is never scored
+    as a logistic one.
     """
 
     w_map: np.ndarray
@@ -117,27 +108,12 @@ class LaplacePosterior:
 def precision_matrix(w, Phi, s2) -> np.ndarray:
     """Precision ``A = I / s2 + Phi^T W Phi``, ``W = diag(sigma_n (1 - sigma_n))``, at ``w``.
 
-    Vectorised (one matrix product, no loop over n); ``A = -grad grad Psi(w)``.
-
-    Parameters
-    ----------
-    w : array_like, shape (M,)
-    Phi : array_like, shape (N, M)
-    s2 : float
-        Prior variance.
-
-    Returns
-    -------
-    ndarray, shape (M, M)
+    Vectorised (one matrix product, no loop over n); ``A = -grad grad Psi(w)``. ``w`` (M,),
+    ``Phi`` (N, M), ``s2`` the prior variance (a float); returns (M, M).
     """
     Phi = as_design(Phi, "Phi")
     w = as_vector(w, "w", length=Phi.shape[1])
-    s2 = positive_scalar(s2, "s2")
-    return _precision(w, Phi, s2)
-
-
-def _precision(w, Phi, s2):
-    return _precision_from_curvature(logistic_curvature(Phi @ w), Phi, s2)
+    return _precision_from_curvature(logistic_curvature(Phi @ w), Phi, positive_scalar(s2, "s2"))
 
 
 def _precision_from_curvature(W, Phi, s2):
@@ -171,11 +147,7 @@ def bias_prior_variances(s2, bias_s2, n_weights) -> np.ndarray:
     RBF weights), ``bias_s2`` for the last (the bias column of :func:`lib.features.rbf_features`).
 
     Barrett's note's prior (book chapter "The probit likelihood": ``s2`` is its ``alpha^2``,
-    ``bias_s2`` its ``beta^2``).
-
-    Returns
-    -------
-    ndarray, shape (n_weights,)
+    ``bias_s2`` its ``beta^2``). Shape (n_weights,).
     """
     v = np.full(positive_int(n_weights, "n_weights"), positive_scalar(s2, "s2"))
     v[-1] = positive_scalar(bias_s2, "bias_s2")
@@ -211,37 +183,15 @@ def log_posterior_from_activations(a, y, sq_norm, s2) -> float:
     activations ``a = Phi w`` (:func:`lib.likelihood.log_likelihood_from_activations`) plus the
     log prior ``-w.w / (2 s2)`` without its constant. No input checks: a hot path (every
     Newton step and step halving here and in :mod:`lib.fastgrid`), called on checked arrays.
-
-    Parameters
-    ----------
-    a : ndarray, shape (N,)
-        Activations ``Phi w``.
-    y : ndarray, shape (N,)
-        Labels 0/1.
-    sq_norm : float
-        ``w.w``.
-    s2 : float
-        Prior variance.
+    ``a`` (N,) activations ``Phi w``, ``y`` (N,) labels 0/1, ``sq_norm`` ``w.w``, ``s2`` the
+    prior variance (a float).
     """
     return log_likelihood_from_activations(a, y) + prior_quadratic(sq_norm, s2)
 
 
 def log_posterior(w, Phi, y, s2) -> float:
-    """Log posterior ``Psi(w) = L(w) - w.w / (2 s2)`` up to a constant (book eq. ``map-logpost``).
-
-    Parameters
-    ----------
-    w : array_like, shape (M,)
-    Phi : array_like, shape (N, M)
-    y : array_like, shape (N,)
-        Labels 0/1.
-    s2 : float
-        Prior variance.
-
-    Returns
-    -------
-    float
-    """
+    """Log posterior ``Psi(w) = L(w) - w.w / (2 s2)`` up to a constant (book eq. ``map-logpost``),
+    a float: ``w`` (M,), ``Phi`` (N, M), ``y`` (N,) labels 0/1, ``s2`` the prior variance."""
     w, Phi, y = as_weights_design_labels(w, Phi, y)
     s2 = positive_scalar(s2, "s2")
     return log_posterior_from_activations(Phi @ w, y, float(w @ w), s2)
@@ -286,10 +236,8 @@ def _step_negligible(Phi, w, step, tol) -> bool:
 NEWTON_TOL = 1e-10
 
 
-def fit_laplace(
-    Phi, y, s2, *, w0=None, tol: float = NEWTON_TOL, max_iter: int = 100,
-    likelihood: Likelihood = LOGISTIC,
-) -> LaplacePosterior:
+def fit_laplace(Phi, y, s2, *, w0=None, tol: float = NEWTON_TOL, max_iter: int = 100,
+                likelihood: Likelihood = LOGISTIC) -> LaplacePosterior:
     """MAP by Newton's method, then the Laplace approximation at the mode.
 
     Newton step (gradient of ``Psi`` over its negative Hessian ``A``, by Cholesky), with ``t``
@@ -301,31 +249,11 @@ def fit_laplace(
     (its ``curvature``); a vector ``s2`` acts elementwise. Converged when
     ``max |t d| <= tol (1 + max |w|)`` or ``max |Phi t d| <= tol (1 + max |Phi w|)``.
 
-    Parameters
-    ----------
-    Phi : array_like, shape (N, M)
-        Training design.
-    y : array_like, shape (N,)
-        Training labels 0/1.
-    s2 : float or array_like, shape (M,)
-        Prior variance ``s2 > 0``, or one per weight (``w ~ N(0, diag(s2))``).
-    w0 : array_like, shape (M,), optional
-        Starting point (a warm start); zeros by default.
-    tol : float
-        Relative tolerance on the Newton step.
-    max_iter : int
-        Maximum number of Newton iterations.
-    likelihood : lib.likelihood.Likelihood
-        The likelihood; the logistic one by default.
-
-    Returns
-    -------
-    LaplacePosterior
-
-    Raises
-    ------
-    ConvergenceError
-        If the tolerance is not met within ``max_iter`` iterations.
+    ``Phi`` (N, M) and ``y`` (N,) of 0/1 are the training design and labels; ``s2 > 0`` the prior
+    variance, or one per weight, shape (M,) (``w ~ N(0, diag(s2))``); ``w0`` (M,) a warm start
+    (zeros by default); ``tol`` the relative tolerance on the step; ``max_iter`` the most Newton
+    iterations. Returns a :class:`LaplacePosterior`; raises :class:`ConvergenceError` if the
+    tolerance is not met within ``max_iter`` iterations.
     """
     Phi, y = as_design_labels(Phi, y, ("Phi", "y"))
     M = Phi.shape[1]
@@ -369,10 +297,8 @@ def _fit_laplace(Phi, y, s2, w0, tol, max_iter, lik) -> LaplacePosterior:
     a = Phi @ w
     # W and L at the mode, for line 10 (LaplacePosterior.log_evidence) and the predictive
     L = _cholesky_of_precision(_precision_from_curvature(lik.curvature(a, y), Phi, s2), s2)
-    return LaplacePosterior(
-        w_map=w, chol=L, s2=s2, log_likelihood=lik.log_likelihood(a, y), n_iter=it,
-        likelihood=lik,
-    )
+    return LaplacePosterior(w_map=w, chol=L, s2=s2, log_likelihood=lik.log_likelihood(a, y),
+                            n_iter=it, likelihood=lik)
 
 
 def log_evidence(Phi, y, s2, **kwargs) -> float:

@@ -44,18 +44,7 @@ def label_log_probs(a, y) -> np.ndarray:
     ``y log sigma(a) + (1 - y) log sigma(-a)`` is ``log sigma(a)`` for ``y = 1`` and
     ``log sigma(-a)`` for ``y = 0``, so each term is one stable log-sigmoid (never ``log 0``).
     Every log-likelihood in :mod:`lib` (sums and averages, from weights or from logits) is
-    built on this function.
-
-    Parameters
-    ----------
-    a : ndarray, shape (N,)
-        Activations (logits).
-    y : ndarray, shape (N,)
-        Labels 0/1.
-
-    Returns
-    -------
-    ndarray, shape (N,)
+    built on this function. ``a`` (N,) activations (logits), ``y`` (N,) labels 0/1; returns (N,).
     """
     return _log_sigmoid(np.where(y == 1, a, -a))
 
@@ -65,43 +54,21 @@ def log_likelihood_from_activations(a, y) -> float:
 
     The log-likelihood of book eq. ``map-loglik``, the sum of :func:`label_log_probs`. No input
     checks: a hot path (Newton's method, the grid search), called on arrays its callers have
-    checked.
-
-    Parameters
-    ----------
-    a : ndarray, shape (N,)
-    y : ndarray, shape (N,)
-        Labels 0/1.
+    checked. ``a`` and ``y`` (N,) as in :func:`label_log_probs`.
     """
     return float(np.sum(label_log_probs(a, y)))
 
 
 def log_likelihood(w, Phi, y) -> float:
-    """Log-likelihood ``L(w)`` (book eq. ``map-loglik``; report appendix A, eq. 2).
-
-    Parameters
-    ----------
-    w : array_like, shape (M,)
-    Phi : array_like, shape (N, M)
-    y : array_like, shape (N,)
-        Labels 0/1.
-
-    Returns
-    -------
-    float
-    """
+    """Log-likelihood ``L(w)`` (book eq. ``map-loglik``; report appendix A, eq. 2), a float, of
+    weights ``w`` (M,), design ``Phi`` (N, M) and labels ``y`` (N,) of 0/1."""
     w, Phi, y = as_weights_design_labels(w, Phi, y)
     return log_likelihood_from_activations(Phi @ w, y)
 
 
 def gradient(w, Phi, y) -> np.ndarray:
     """Gradient ``Phi^T (y - sigma(Phi w))`` of the log-likelihood (book eq. ``map-grad-lik``;
-    report appendix A, eq. 3).
-
-    Returns
-    -------
-    ndarray, shape (M,)
-    """
+    report appendix A, eq. 3), shape (M,); arguments as :func:`log_likelihood`'s."""
     w, Phi, y = as_weights_design_labels(w, Phi, y)
     return Phi.T @ (y - expit(Phi @ w))
 
@@ -110,34 +77,18 @@ def hessian(w, Phi, y) -> np.ndarray:
     """Hessian ``-Phi^T W Phi``, ``W = diag(sigma_n (1 - sigma_n))``, of the log-likelihood.
 
     The data part of book eq. ``map-precision`` and the report's eq. 5 (with the sign of a
-    Hessian: the precision is ``I / s2`` minus this). Vectorised: the weights ``sigma_n (1 - sigma_n)`` scale the rows of
-    ``Phi`` before one matrix product.
-
-    Returns
-    -------
-    ndarray, shape (M, M)
+    Hessian: the precision is ``I / s2`` minus this), shape (M, M); arguments as
+    :func:`log_likelihood`'s. Vectorised: the weights ``sigma_n (1 - sigma_n)`` scale the rows
+    of ``Phi`` before one matrix product.
     """
     w, Phi, y = as_weights_design_labels(w, Phi, y)
     return -(Phi.T * logistic_curvature(Phi @ w)) @ Phi
 
 
 def average_log_likelihood(p, y) -> float:
-    """Average log-probability of the labels under predicted probabilities.
-
-    ``(1/N) sum_n y_n log p_n + (1 - y_n) log(1 - p_n)``.
-
-    Parameters
-    ----------
-    p : array_like, shape (N,)
-        Predicted ``P(y = 1)``, each in ``[0, 1]``.
-    y : array_like, shape (N,)
-        Labels 0/1.
-
-    Returns
-    -------
-    float
-        ``-inf`` only if a label was predicted with probability exactly 0.
-    """
+    """Average log-probability ``(1/N) sum_n y_n log p_n + (1 - y_n) log(1 - p_n)`` of labels
+    ``y`` (N,) of 0/1 under predicted ``P(y = 1)`` ``p`` (N,) in ``[0, 1]``: a float, ``-inf``
+    only if a label was predicted with probability exactly 0."""
     p = as_probabilities(p, "p")
     y = as_labels(y, "y", length=p.shape[0])
     with np.errstate(divide="ignore"):
@@ -148,17 +99,7 @@ def average_log_likelihood_logits(a, y) -> float:
     """Average log-likelihood from activations (logits) ``a``, with ``P(y=1) = sigma(a)``.
 
     The stable twin of :func:`average_log_likelihood`: it never forms ``1 - sigma(a)``, so it stays
-    finite where a probability would round to exactly 0 or 1.
-
-    Parameters
-    ----------
-    a : array_like, shape (N,)
-    y : array_like, shape (N,)
-        Labels 0/1.
-
-    Returns
-    -------
-    float
+    finite where a probability would round to exactly 0 or 1. ``a`` (N,), ``y`` (N,) of 0/1.
     """
     a = as_vector(a, "a")
     y = as_labels(y, "y", length=a.shape[0])

@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
-from scipy.special import expit
-
 from scipy.linalg import eigh
 from scipy.sparse.linalg import LinearOperator, eigsh
+from scipy.special import expit
 
 from lib._validate import as_design, as_design_labels, as_vector, positive_int, positive_scalar
 from lib._validate import batch_size as check_batch_size
@@ -31,18 +30,11 @@ from lib.likelihood import average_log_likelihood_logits
 class GradientAscentResult:
     """Outcome of :func:`fit_ml`.
 
-    Attributes
-    ----------
-    w : ndarray, shape (M,)
-        Final weights.
-    train_ll : ndarray, shape (n_records,)
-        Average training log-likelihood before the first step and after each recorded step.
-    test_ll : ndarray, shape (n_records,) or None
-        The same on the test set, if one was given.
-    steps : ndarray, shape (n_records,)
-        Number of gradient steps taken at each record (0 first).
-    converged : bool
-        Whether the convergence test stopped the run before ``n_steps``.
+    ``w`` (M,) the final weights; ``train_ll`` (n_records,) the average training
+    log-likelihood before the first step and after each recorded step; ``test_ll`` the same on
+    the test set (None without one); ``steps`` (n_records,) the gradient steps taken at each
+    record (0 first); ``converged`` whether the convergence test stopped the run before
+    ``n_steps``.
     """
 
     w: np.ndarray
@@ -52,29 +44,15 @@ class GradientAscentResult:
     converged: bool
 
 
-def fit_ml(
-    Phi,
-    y,
-    *,
-    learning_rate: float,
-    n_steps: int,
-    batch_size: int | None = None,
-    seed: int = 0,
-    Phi_test=None,
-    y_test=None,
-    tol: float | None = None,
-    record_every: int = 1,
-    w0=None,
-    callback: Callable[[int, np.ndarray], None] | None = None,
-) -> GradientAscentResult:
-    """Gradient ascent on the log-likelihood (report appendix algorithm 1).
+def fit_ml(Phi, y, *, learning_rate: float, n_steps: int, batch_size: int | None = None,
+           seed: int = 0, Phi_test=None, y_test=None, tol: float | None = None,
+           record_every: int = 1, w0=None,
+           callback: Callable[[int, np.ndarray], None] | None = None) -> GradientAscentResult:
+    """Gradient ascent on the log-likelihood (report appendix algorithm 1) from the training
+    design ``Phi`` (N, M) and labels ``y`` (N,) of 0/1.
 
     Parameters
     ----------
-    Phi : array_like, shape (N, M)
-        Training design.
-    y : array_like, shape (N,)
-        Training labels 0/1.
     learning_rate : float
         Step size ``eta > 0`` applied to the *summed* minibatch gradient.
     n_steps : int
@@ -96,9 +74,7 @@ def fit_ml(
         ``callback(k, w)`` at every record: ``k`` steps taken, ``w`` (M,) the weights (a view
         the next step overwrites: copy what you keep).
 
-    Returns
-    -------
-    GradientAscentResult
+    Returns a :class:`GradientAscentResult`.
     """
     Phi, y = as_design_labels(Phi, y, ("Phi", "y"))
     N, M = Phi.shape
@@ -183,19 +159,9 @@ def curvature_bound(Phi) -> float:
     Book eq. ``ml-kappa``: ``-Hessian = Phi^T W Phi`` with ``W = diag(sigma_n (1 - sigma_n))``
     is bounded by ``Phi^T Phi / 4`` because ``sigma (1 - sigma) <= 1/4``. Gradient ascent on the summed log-likelihood (algorithm 1
     with the full batch) is then guaranteed to increase it for any step ``eta < 2 / kappa``.
+    ``Phi`` (N, M) the design (rows are data points); ``kappa > 0`` (``0.0`` for an all-zero
+    design).
 
-    Parameters
-    ----------
-    Phi : array_like, shape (N, M)
-        Design (rows are data points).
-
-    Returns
-    -------
-    float
-        ``kappa > 0`` (or ``0.0`` for an all-zero design).
-
-    Notes
-    -----
     The largest eigenvalue of ``Phi^T Phi`` is found by a dense symmetric solve for narrow
     designs and by Lanczos iteration (``scipy.sparse.linalg.eigsh``, started from a fixed
     vector so the result is reproducible) for wide ones, without forming ``Phi^T Phi``.
@@ -203,8 +169,7 @@ def curvature_bound(Phi) -> float:
     Phi = as_design(Phi, "Phi")
     M = Phi.shape[1]
     if M <= _DENSE_MAX_COLS:
-        gram = Phi.T @ Phi
-        lam = eigh(gram, eigvals_only=True, subset_by_index=[M - 1, M - 1])[0]
+        lam = eigh(Phi.T @ Phi, eigvals_only=True, subset_by_index=[M - 1, M - 1])[0]
     else:
         op = LinearOperator((M, M), matvec=lambda v: Phi.T @ (Phi @ v), dtype=float)
         lam = eigsh(op, k=1, which="LA", v0=np.ones(M), return_eigenvectors=False)[0]
@@ -217,22 +182,10 @@ def minibatch_curvature_bound(Phi, batch_size: int, *, seed: int = 0) -> float:
     A step on the *summed* log-likelihood of minibatch ``B`` is stable when
     ``eta < 2 / kappa_B`` with ``kappa_B = nu_max(Phi_B^T Phi_B) / 4`` (:func:`curvature_bound`
     of its rows). Each ``Phi_B^T Phi_B`` sums ``B`` of the ``N`` outer products, so
-    ``kappa_B`` is roughly ``B / N`` of the full batch's ``kappa``.
-
-    Parameters
-    ----------
-    Phi : array_like, shape (N, M)
-        Design.
-    batch_size : int
-        Rows per minibatch B (at most N); the rows are permuted by ``default_rng(seed)`` and
-        cut into ``N // B`` nearly equal batches, as one epoch of algorithm 1 would.
-    seed : int
-        Seed of the permutation.
-
-    Returns
-    -------
-    float
-        ``max_B kappa_B``.
+    ``kappa_B`` is roughly ``B / N`` of the full batch's ``kappa``. Returns ``max_B kappa_B``
+    over the minibatches of ``Phi`` (N, M): its rows permuted by ``default_rng(seed)`` and cut
+    into ``N // batch_size`` nearly equal batches (``batch_size`` at most N), as one epoch of
+    algorithm 1 would.
     """
     Phi = as_design(Phi, "Phi")
     batch_size = check_batch_size(positive_int(batch_size, "batch_size"), Phi.shape[0])

@@ -33,18 +33,8 @@ def _design(posterior: LaplacePosterior, Phi) -> np.ndarray:
 
 
 def activation_moments(posterior: LaplacePosterior, Phi) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and variance of the activation under the Laplace posterior (book eq. ``eq-activation``).
-
-    Parameters
-    ----------
-    posterior : LaplacePosterior
-    Phi : array_like, shape (N, M)
-
-    Returns
-    -------
-    mu : ndarray, shape (N,)
-    var : ndarray, shape (N,)
-    """
+    """Mean ``mu`` (N,) and variance ``var`` (N,) of the activation under the Laplace posterior
+    at the rows of ``Phi`` (N, M) (book eq. ``eq-activation``)."""
     return _activation_moments(posterior, _design(posterior, Phi))
 
 
@@ -68,15 +58,8 @@ def logistic_gaussian_expectation(mu, var) -> np.ndarray:
     With ``a = mu + sd z``, the integrand ``sigma(mu + sd z) exp(-z^2/2) / sqrt(2 pi)`` is analytic
     in a strip of half-width ``pi / sd`` (the poles of ``sigma``), so the trapezoid rule on ``z in [-10, 10]`` with
     step ``h <= 0.25 / sd`` converges geometrically, error ``~ exp(-2 pi^2 / (sd h))``: far below
-    ``1e-12`` here (checked against adaptive quadrature in the tests).
-
-    Parameters
-    ----------
-    mu, var : array_like, shape (N,)
-
-    Returns
-    -------
-    ndarray, shape (N,)
+    ``1e-12`` here (checked against adaptive quadrature in the tests). ``mu``, ``var`` and the
+    result have shape (N,).
     """
     mu = as_vector(np.atleast_1d(mu), "mu")
     var = as_nonnegative(np.atleast_1d(var), "var", length=mu.shape[0])

@@ -38,37 +38,21 @@ def predict_labels(p, threshold: float = 0.5) -> np.ndarray:
 
 
 def accuracy(p, y) -> float:
-    """Fraction of labels ``y`` matched by the decisions ``p > 0.5``.
-
-    Parameters
-    ----------
-    p : array_like, shape (N,)
-        Predicted ``P(y = 1)``.
-    y : array_like, shape (N,)
-        Labels 0/1.
-    """
+    """Fraction of labels ``y`` (N,) of 0/1 matched by the decisions ``p > 0.5``, ``p`` (N,) the
+    predicted ``P(y = 1)``."""
     yhat = predict_labels(p)
     y = as_labels(y, "y", length=yhat.shape[0])
     return float(np.mean(yhat == y))
 
 
 def confusion_matrix(p, y) -> np.ndarray:
-    """Row-normalised confusion matrix ``C[i, j] = P(yhat = j | y = i)``.
+    """Row-normalised confusion matrix ``C[i, j] = P(yhat = j | y = i)``, shape (2, 2), of ``p``
+    and ``y`` as in :func:`accuracy`.
 
-    Parameters
-    ----------
-    p : array_like, shape (N,)
-        Predicted ``P(y = 1)``.
-    y : array_like, shape (N,)
-        Labels 0/1.
-
-    Returns
-    -------
-    ndarray, shape (2, 2)
-        Rows: true label 0, 1; columns: predicted label 0, 1. A class absent from ``y``
-        gives a row of NaN. With ``y = predict_labels(q)``, the decisions of a second
-        classifier, it cross-tabulates the two classifiers' decisions (the identity when they
-        always agree).
+    Rows: true label 0, 1; columns: predicted label 0, 1. A class absent from ``y``
+    gives a row of NaN. With ``y = predict_labels(q)``, the decisions of a second
+    classifier, it cross-tabulates the two classifiers' decisions (the identity when they
+    always agree).
     """
     yhat = predict_labels(p)
     return _row_normalised_counts(as_labels(y, "y", length=yhat.shape[0]), yhat)
@@ -94,16 +78,7 @@ def effective_parameters(posterior: LaplacePosterior) -> float:
     With ``nu_i`` the eigenvalues of the data term ``Phi^T W Phi`` of the precision,
     ``gamma = sum_i nu_i / (nu_i + 1/s2)``: each direction counts 1 when the data
     pin it down (``nu_i >> 1/s2``) and 0 when the prior does. ``tr(A^{-1})`` is
-    ``|L^{-1}|_F^2`` from the Cholesky factor ``L``, no explicit inverse.
-
-    Parameters
-    ----------
-    posterior : LaplacePosterior
-
-    Returns
-    -------
-    float
-        ``0 <= gamma <= M``.
+    ``|L^{-1}|_F^2`` from the Cholesky factor ``L``, no explicit inverse. ``0 <= gamma <= M``.
     """
     post = instance(posterior, "posterior", LaplacePosterior)
     M = post.n_weights
@@ -120,17 +95,12 @@ def effective_parameters(posterior: LaplacePosterior) -> float:
 class SplitScores:
     """Scores of the MAP and predictive classifiers on one labelled set.
 
-    Attributes
-    ----------
-    ll_map, ll_pred : float
-        Average log-likelihood of the labels under ``s(phi.w_MAP)`` and ``s(rho mu_a)``.
-    accuracy_map, accuracy_pred : float
-        Fraction of labels matched by the decisions ``p > 1/2``.
-    confusion_map, confusion_pred : ndarray, shape (2, 2)
-        Row-normalised confusion matrices ``P(yhat = j | y = i)``.
-    agreement : ndarray, shape (2, 2)
-        Cross-tabulation of the MAP (rows) and predictive (columns) decisions: the confusion
-        matrix of the predictive against the MAP's decisions (:func:`confusion_matrix`).
+    ``ll_map``, ``ll_pred``: average log-likelihood of the labels under ``s(phi.w_MAP)`` and
+    ``s(rho mu_a)``; ``accuracy_map``, ``accuracy_pred``: fraction of labels matched by the
+    decisions ``p > 1/2``; ``confusion_map``, ``confusion_pred`` (2, 2): row-normalised
+    confusion matrices ``P(yhat = j | y = i)``; ``agreement`` (2, 2): cross-tabulation of the
+    MAP (rows) and predictive (columns) decisions, the confusion matrix of the predictive
+    against the MAP's decisions (:func:`confusion_matrix`).
     """
 
     ll_map: float
@@ -147,19 +117,8 @@ def score_split(posterior: LaplacePosterior, Phi, y) -> SplitScores:
 
     Each classifier is scored with the likelihood the posterior was fitted with
     (:attr:`lib.laplace.LaplacePosterior.likelihood`); the log-likelihoods are computed stably
-    from the logits (:func:`lib.likelihood.label_log_probs`).
-
-    Parameters
-    ----------
-    posterior : LaplacePosterior
-    Phi : array_like, shape (N, M)
-        Design of the set (RBF features on the *training* centres).
-    y : array_like, shape (N,)
-        Labels 0/1.
-
-    Returns
-    -------
-    SplitScores
+    from the logits (:func:`lib.likelihood.label_log_probs`). ``Phi`` (N, M) is the set's
+    design (RBF features on the *training* centres), ``y`` (N,) its labels 0/1.
     """
     post = instance(posterior, "posterior", LaplacePosterior)
     return _score_split(post, *as_design_labels(Phi, y, ("Phi", "y"), n_cols=post.n_weights))
@@ -193,15 +152,10 @@ def _score_posterior(post, Phi_train, y_train, Phi_test, y_test) -> dict[str, fl
     """
     tr = _score_split(post, Phi_train, y_train)
     te = _score_split(post, Phi_test, y_test)
-    return {
-        "log_evidence": float(post.log_evidence),
-        "train_accuracy": tr.accuracy_map,
-        "test_accuracy": te.accuracy_map,
-        "train_ll_map": tr.ll_map,
-        "test_ll_map": te.ll_map,
-        "train_ll_pred": tr.ll_pred,
-        "test_ll_pred": te.ll_pred,
-    }
+    return {"log_evidence": float(post.log_evidence),
+            "train_accuracy": tr.accuracy_map, "test_accuracy": te.accuracy_map,
+            "train_ll_map": tr.ll_map, "test_ll_map": te.ll_map,
+            "train_ll_pred": tr.ll_pred, "test_ll_pred": te.ll_pred}
 
 
 def _activation_scores(mu, var, y) -> dict[str, float]:
@@ -212,8 +166,6 @@ def _activation_scores(mu, var, y) -> dict[str, float]:
     keeps the sign of ``mu``); ``ll_map`` and ``ll_pred``, the average log-likelihoods of the
     labels under ``s(mu)`` and ``s(rho(var) mu)`` (book eq. ``eq-probit``).
     """
-    return {
-        "accuracy": float(np.mean((expit(mu) > 0.5) == (y == 1))),
-        "ll_map": float(np.mean(label_log_probs(mu, y))),
-        "ll_pred": float(np.mean(label_log_probs(_probit_logits(mu, var), y))),
-    }
+    return {"accuracy": float(np.mean((expit(mu) > 0.5) == (y == 1))),
+            "ll_map": float(np.mean(label_log_probs(mu, y))),
+            "ll_pred": float(np.mean(label_log_probs(_probit_logits(mu, var), y)))}

@@ -84,22 +84,13 @@ def plane_size(extent, width: float, *, n_min: int = 36, n_max: int = N_MAX):
 class PlaneFields:
     """Logits and activation variances over grids of the input plane, at several settings.
 
-    Attributes
-    ----------
-    s2 : ndarray, shape (S,)
-        Prior variances, ascending.
-    widths : ndarray, shape (P,)
-        RBF widths, ascending.
-    extent : tuple of float
-        ``(x1_min, x1_max, x2_min, x2_max)`` of the plane grids.
-    n : tuple of int, length P
-        Grid points per axis of each width's plane (:func:`plane_size`).
-    resolved : tuple of bool, length P
-        Whether each width's plane resolves its bumps; where it does not, the plane holds the
-        classifier between the training points (:func:`plane_fields`).
-    map_logits, pred_logits, var : tuple of P ndarrays, shape (S, n[p] ** 2)
-        MAP logits ``mu_a``, probit-predictive logits ``rho mu_a`` and ``sigma_a^2`` at each
-        plane point (rows of :func:`lib.book.plots.input_grid`), per width and prior variance.
+    ``s2`` (S,) and ``widths`` (P,): the prior variances and RBF widths, ascending; ``extent``
+    ``(x1_min, x1_max, x2_min, x2_max)`` of the plane grids; ``n`` and ``resolved`` (P-tuples):
+    each width's points per axis (:func:`plane_size`) and whether its plane resolves its bumps
+    (where it does not, the plane holds the classifier between the training points,
+    :func:`plane_fields`); ``map_logits``, ``pred_logits``, ``var``: P arrays (S, n[p] ** 2) of
+    the MAP logits ``mu_a``, probit-predictive logits ``rho mu_a`` and ``sigma_a^2`` at each
+    plane point (rows of :func:`lib.book.plots.input_grid`), per width and prior variance.
     """
 
     s2: np.ndarray
@@ -149,25 +140,10 @@ def plane_fields(X_train, y_train, s2_values, widths, *, n: int = 36, n_max: int
     between the training points, not its bumps, which no drawing of that plane could show (it
     would alias them into a scatter of diamonds).
 
-    Parameters
-    ----------
-    X_train : array_like, shape (N, 2)
-        Training inputs (also the RBF centres).
-    y_train : array_like, shape (N,)
-    s2_values : array_like, shape (S,)
-        Prior variances, positive (sorted here).
-    widths : array_like, shape (P,)
-        RBF widths, positive (sorted here).
-    n : int
-        Fewest plane points per axis.
-    n_max : int
-        Most plane points per axis.
-    margin : float
-        Added to each side of the training inputs' range (:func:`lib.book.plots.input_grid`).
-
-    Returns
-    -------
-    PlaneFields
+    ``X_train`` (N, 2) are the training inputs (also the RBF centres), ``y_train`` (N,);
+    ``s2_values`` (S,) and ``widths`` (P,) positive (sorted here); ``n`` and ``n_max`` the fewest
+    and most plane points per axis; ``margin`` is added to each side of the training inputs'
+    range (:func:`lib.book.plots.input_grid`). Returns :class:`PlaneFields`.
     """
     from lib.book.plots import input_grid
     from lib.fastgrid import chain_fits
@@ -181,7 +157,7 @@ def plane_fields(X_train, y_train, s2_values, widths, *, n: int = 36, n_max: int
         raise ValueError("s2_values and widths must be non-empty and positive")
     G1, G2, _ = input_grid(X_train, n=2, margin=margin)
     extent = (float(G1.min()), float(G1.max()), float(G2.min()), float(G2.max()))
-    sizes, resolved, mus, preds, variances = [], [], [], [], []
+    per_width = []                                     # (n, resolved, mu, pred, var)
     for width in widths:                               # one chain of the engine per width
         n_p, ok = plane_size(extent, width, n_min=n, n_max=n_max)
         _, _, plane = input_grid(X_train, n=n_p, extent=extent)
@@ -191,14 +167,10 @@ def plane_fields(X_train, y_train, s2_values, widths, *, n: int = 36, n_max: int
             mu[k], var[k] = fit.mu_test, np.maximum(fit.var_test, 0.0)
         if not ok:
             mu, var = _between_bumps(plane, X_train, width, mu, var)
-        sizes.append(n_p)
-        resolved.append(ok)
-        mus.append(mu)
-        variances.append(var)
-        preds.append(LOGISTIC.predictive_logits(mu, var))      # the probit approximation
-    return PlaneFields(s2=s2, widths=widths, extent=extent, n=tuple(sizes),
-                       resolved=tuple(resolved), map_logits=tuple(mus),
-                       pred_logits=tuple(preds), var=tuple(variances))
+        per_width.append((n_p, ok, mu, LOGISTIC.predictive_logits(mu, var), var))  # probit approx.
+    sizes, resolved, mus, preds, variances = zip(*per_width)
+    return PlaneFields(s2=s2, widths=widths, extent=extent, n=sizes, resolved=resolved,
+                       map_logits=mus, pred_logits=preds, var=variances)
 
 
 # --------------------------------------------------------------------------- what a page shows
@@ -266,23 +238,11 @@ def grid_explorer(table, fields: PlaneFields, X_train, y_train, X_test, y_test, 
     test points, and the setting's log evidence, accuracies and test log-likelihoods (from
     ``table``, formatted as the chapter prints them; :data:`GRID_NUMBERS`).
 
-    Parameters
-    ----------
-    table : pandas.DataFrame
-        :func:`lib.fastgrid.evidence_grid`'s table; it must hold every setting of ``fields``.
-    fields : PlaneFields
-    X_train, y_train, X_test, y_test : the data drawn over the contours.
-    figure : str
-        Name of the static figure the explorer replaces on screen.
-    initial : (s2, width)
-        The setting shown first (a setting of ``fields``).
-    ev_floor : float
-        Lower end of the heat map's colour scale.
-
-    Returns
-    -------
-    dict
-        The output (:func:`bundle`): :data:`MIME` and ``text/plain``.
+    ``table`` is :func:`lib.fastgrid.evidence_grid`'s table, holding every setting of
+    ``fields``; ``X_train, y_train, X_test, y_test`` the data drawn over the contours;
+    ``figure`` the name of the static figure the explorer replaces on screen; ``initial`` =
+    ``(s2, width)`` the setting shown first (one of ``fields``); ``ev_floor`` the lower end of
+    the heat map's colour scale. Returns the output (:func:`bundle`).
     """
     s2_all = np.sort(table.s2.unique())
     l_all = np.sort(table.width.unique())
@@ -314,28 +274,13 @@ def grid_explorer(table, fields: PlaneFields, X_train, y_train, X_test, y_test, 
 def sweep_explorer(fields: PlaneFields, numbers, X_train, y_train, X_test, y_test, *,
                    figure: str, initial: float, labels, keys, var_range) -> dict:
     """One slider over the prior variance at one width: MAP and predictive contours and the
-    map of ``log10 sigma_a^2``, with ``numbers`` (one row of formatted strings per ``s2``).
+    map of ``log10 sigma_a^2``, with ``numbers`` (one row of formatted strings per ``s2``, in
+    the order of ``labels``).
 
-    Parameters
-    ----------
-    fields : PlaneFields
-        One width.
-    numbers : sequence of sequence of str
-        Per prior variance, the values shown, in the order of ``labels``.
-    X_train, y_train, X_test, y_test : the data drawn over the contours.
-    figure : str
-        Name of the static figure the explorer replaces on screen.
-    initial : float
-        The prior variance shown first.
-    labels, keys : sequence of str
-        What each number is, and its key (``data-key`` on the page).
-    var_range : (float, float)
-        ``log10 sigma_a^2`` at the ends of the colour scale (whole numbers: its ticks).
-
-    Returns
-    -------
-    dict
-        The output (:func:`bundle`): :data:`MIME` and ``text/plain``.
+    ``fields`` holds one width; the data, ``figure`` and the output as in :func:`grid_explorer`;
+    ``initial`` the prior variance shown first; ``labels`` and ``keys`` what each number is and
+    its key (``data-key`` on the page); ``var_range`` ``log10 sigma_a^2`` at the ends of the
+    colour scale (whole numbers: its ticks).
     """
     if fields.widths.size != 1:
         raise ValueError("a sweep has one width")

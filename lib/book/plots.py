@@ -84,17 +84,9 @@ def sharp_png(fig, scale: float = None):
             {"width": round(width / scale), "height": round(height / scale)})
 
 
-
 def plot_data(ax, X, y, *, size: float = 12, alpha: float = 0.8, labels=("y = 0", "y = 1"), **kwargs):
-    """Scatter the two classes of a 2-D data set.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-    X : array_like, shape (N, 2)
-    y : array_like, shape (N,)
-        Labels 0/1.
-    """
+    """Scatter the two classes of a 2-D data set, inputs ``X`` (N, 2) and labels ``y`` (N,) of 0/1,
+    on the Axes ``ax``."""
     X = as_matrix(X, "X", n_cols=2)
     y = as_labels(y, "y", length=X.shape[0])
     for k in (0, 1):
@@ -107,24 +99,9 @@ def plot_data(ax, X, y, *, size: float = 12, alpha: float = 0.8, labels=("y = 0"
 
 
 def input_grid(X, *, n: int = 200, margin: float = 0.5, extent=None):
-    """A regular grid covering the inputs.
-
-    Parameters
-    ----------
-    X : array_like, shape (N, 2)
-    n : int
-        Points per axis.
-    margin : float
-        Added on each side of the data's range (ignored when ``extent`` is given).
-    extent : (x1_min, x1_max, x2_min, x2_max), optional
-
-    Returns
-    -------
-    G1, G2 : ndarray, shape (n, n)
-        Mesh coordinates.
-    points : ndarray, shape (n * n, 2)
-        The mesh as input rows.
-    """
+    """A regular grid of ``n`` points per axis covering the inputs ``X`` (N, 2), ``margin`` added
+    on each side of their range, or over ``extent`` = ``(x1_min, x1_max, x2_min, x2_max)`` if
+    given: the mesh coordinates ``G1``, ``G2`` (n, n) and the mesh as input rows (n * n, 2)."""
     if extent is None:
         X = as_matrix(X, "X", n_cols=2)
         lo, hi = X.min(0) - margin, X.max(0) + margin
@@ -135,43 +112,25 @@ def input_grid(X, *, n: int = 200, margin: float = 0.5, extent=None):
     return G1, G2, np.column_stack([G1.ravel(), G2.ravel()])
 
 
-def plot_probability_contours(
-    ax,
-    predict: Callable[[np.ndarray], np.ndarray],
-    X,
-    y=None,
-    *,
-    levels=PROBABILITY_LINES,
-    n: int = 200,
-    extent=None,
-    filled: bool = False,
-    title: str | None = None,
-    clabel_fontsize: float = 10,
-):
+def _probabilities(predict, X, n, extent=None):
+    """The grid of :func:`input_grid` and ``predict`` on it, shaped as the mesh."""
+    G1, G2, pts = input_grid(X, n=n, extent=extent)
+    return G1, G2, np.asarray(predict(pts)).reshape(G1.shape)
+
+
+def plot_probability_contours(ax, predict: Callable[[np.ndarray], np.ndarray], X, y=None, *,
+                              levels=PROBABILITY_LINES, n: int = 200, extent=None,
+                              filled: bool = False, title: str | None = None,
+                              clabel_fontsize: float = 10):
     """Contours of ``P(y = 1 | x)`` over the input plane, with the data on top.
 
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-    predict : callable
-        Maps inputs of shape (G, 2) to probabilities of shape (G,).
-    X : array_like, shape (N, 2)
-        Points to draw (and to size the grid from, unless ``extent`` is given).
-    y : array_like, shape (N,), optional
-        Their labels; without them the points are not drawn.
-    levels : sequence of float
-        Probability levels of the labelled contour lines.
-    n : int
-        Grid points per axis.
-    extent : (x1_min, x1_max, x2_min, x2_max), optional
-    filled : bool
-        Also shade the probability, dark blue (0) to yellow (1) (cividis).
-    title : str, optional
-    clabel_fontsize : float
-        Font size (points) of the contour labels.
+    ``predict`` maps inputs (G, 2) to probabilities (G,); ``X`` (N, 2) are the points to draw
+    (and to size the grid from, unless ``extent`` is given, as in :func:`input_grid`, with ``n``
+    points per axis); without their labels ``y`` (N,) they are not drawn. ``levels`` are the
+    probability levels of the labelled lines, ``clabel_fontsize`` their labels' size (points);
+    ``filled`` also shades the probability, dark blue (0) to yellow (1) (cividis).
     """
-    G1, G2, pts = input_grid(X, n=n, extent=extent)
-    P = np.asarray(predict(pts)).reshape(G1.shape)
+    G1, G2, P = _probabilities(predict, X, n, extent)
     if filled:
         _shade(ax, G1, G2, P)
     cs = ax.contour(G1, G2, P, levels=list(levels), colors="k", linewidths=1.0)
@@ -204,8 +163,7 @@ def relabel_where_room(ax, predict, X, *, n: int = 200, fontsize: float = 10):
             boxes.append(box)
     levels = list(cs.levels)
     cs.remove()                                # with its labels
-    G1, G2, pts = input_grid(X, n=n)
-    P = np.asarray(predict(pts)).reshape(G1.shape)
+    G1, G2, P = _probabilities(predict, X, n)
     redrawn = ax.contour(G1, G2, P, levels=levels, colors="k", linewidths=1.0)
     if keep:
         ax.clabel(redrawn, fmt="%.1f", fontsize=fontsize, manual=keep)
@@ -265,23 +223,11 @@ def plot_grid_heatmap(ax, table, value: str, *, best=None, annotate: bool = Fals
 
     The width ``l`` runs along x and the prior variance ``s2`` up y; both grids must be
     log-spaced (as from :func:`numpy.logspace`), and the tick labels are powers of ten.
-
-    Parameters
-    ----------
-    ax : matplotlib.axes.Axes
-    table : pandas.DataFrame
-        One row per grid point with columns ``s2``, ``width`` and ``value`` (the layout of
-        :func:`lib.fastgrid.evidence_grid`).
-    value : str
-        Column to colour by.
-    best : (s2, width), optional
-        Grid point to mark with a star (e.g. the highest evidence).
-    annotate : bool
-        Write each cell's value (for small grids), formatted with ``fmt``.
-    cmap, vmin, vmax : colour map and its limits.
-    colorbar_label, title : str, optional
-    annot_fontsize : float
-        Font size (points) of the cell values written by ``annotate``.
+    ``table`` (a DataFrame) has one row per grid point with columns ``s2``, ``width`` and
+    ``value``, the column to colour by (the layout of :func:`lib.fastgrid.evidence_grid`);
+    ``best`` = ``(s2, width)`` is starred (e.g. the highest evidence); ``annotate`` writes each
+    cell's value (small grids) with ``fmt``, at ``annot_fontsize`` points; ``cmap``, ``vmin``,
+    ``vmax``: the colour map and its limits.
     """
     import seaborn as sns
 
@@ -296,8 +242,7 @@ def plot_grid_heatmap(ax, table, value: str, *, best=None, annotate: bool = Fals
         axis.set_ticks(positions)
         axis.set_ticklabels(labels, rotation=0)
     if best is not None:
-        i = int(np.argmin(np.abs(np.log(grid.index.to_numpy()) - np.log(best[0]))))
-        j = int(np.argmin(np.abs(np.log(grid.columns.to_numpy()) - np.log(best[1]))))
+        i, j = _nearest(grid.index.to_numpy(), best[0]), _nearest(grid.columns.to_numpy(), best[1])
         ax.plot(j + 0.5, i + 0.5, marker="*", markersize=16, color="white", markeredgecolor="black",
                 linestyle="none", label="highest evidence")
         ax.legend(loc="upper left", framealpha=0.9)

@@ -19,33 +19,20 @@ from lib.fastgrid.forms import _curvature
 
 @dataclass
 class Work:
-    """What the engine did, summed over grid points (the counters the tests pin).
+    """What the engine did, summed over grid points (the counters the tests pin)."""
 
-    Attributes
-    ----------
-    points : int
-        Grid points fitted.
-    setups : int
-        Decompositions of a width's design (one per width and process; reused by segments).
-    factorisations : int
-        Cholesky factorisations of ``A_r`` or ``B`` (Newton iterations).
-    chord_steps : int
-        Steps taken with the previous point's factor (no factorisation).
-    extrapolated_starts : int
-        Points whose start was the polynomial extrapolation (not the last solution or zero).
-    """
-
-    points: int = 0
+    points: int = 0                 #: grid points fitted
+    #: decompositions of a width's design (one per width and process; reused by segments)
     setups: int = 0
-    factorisations: int = 0
-    chord_steps: int = 0
+    factorisations: int = 0         #: Cholesky factorisations of A_r or B (Newton iterations)
+    chord_steps: int = 0            #: steps taken with the previous point's factor
+    #: points whose start was the polynomial extrapolation (not the last solution or zero)
     extrapolated_starts: int = 0
 
     def add(self, other: "Work") -> "Work":
         for f in fields(self):
             setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
         return self
-
 
 
 # --------------------------------------------------------------------------- Newton per point
@@ -89,12 +76,8 @@ def _chord(solver, fac, y, s2, x, a, psi, cfg: Settings = DEFAULT_SETTINGS):
 
     With the previous grid point's factor they converge linearly (the rate is the relative
     change of ``A`` between neighbouring points). Stops at ``max |da| <= tol``, or as soon as
-    a step fails to contract or to raise Psi.
-
-    Returns
-    -------
-    x, a, psi, steps
-        The last accepted state and the number of steps taken.
+    a step fails to contract or to raise Psi. Returns the last accepted state ``x, a, psi`` and
+    the number of steps taken.
     """
     previous, steps = np.inf, 0
     for _ in range(cfg.max_chord):
@@ -113,20 +96,11 @@ def _chord(solver, fac, y, s2, x, a, psi, cfg: Settings = DEFAULT_SETTINGS):
 class PointFit:
     """The MAP and Laplace quantities at one grid point (what :func:`_fit_point` returns).
 
-    Attributes
-    ----------
-    x : ndarray
-        The solver form's state at the MAP (reduced weights or dual coefficients).
-    factor : object
-        The last factorisation (the next point's chord steps reuse it).
-    a, h : ndarray, shape (N,)
-        Training activations at the MAP and their posterior variances.
-    mu_test, var_test : ndarray, shape (N_test,)
-        Test activations' posterior means and variances.
-    log_evidence : float
-        Laplace log evidence.
-    n_iter : int
-        Newton iterations (factorisations).
+    ``x``: the solver form's state at the MAP (reduced weights or dual coefficients);
+    ``factor``: the last factorisation (the next point's chord steps reuse it); ``a``, ``h``
+    (N,): training activations at the MAP and their posterior variances; ``mu_test``,
+    ``var_test`` (N_test,): the test activations' posterior means and variances;
+    ``log_evidence``: the Laplace log evidence; ``n_iter``: Newton iterations (factorisations).
     """
 
     x: np.ndarray
@@ -149,11 +123,7 @@ def _fit_point(solver, y, s2, starts, fac, work, cfg: Settings = DEFAULT_SETTING
     its factor (they save factorisations far from the MAP, after a cold start), until the
     largest change of an activation is at most ``accept_step``; that last step is taken (the
     polish) and the log determinant moved from the factor's point to the MAP to first order
-    (eq. ``engine-logdet-update``).
-
-    Returns
-    -------
-    PointFit
+    (eq. ``engine-logdet-update``). Returns a :class:`PointFit`.
     """
     candidates = [(_log_posterior(solver, x0, a0, y, s2), k, x0, a0)
                   for k, (x0, a0) in enumerate(starts)]
@@ -198,7 +168,6 @@ def chain_fits(X_train, y_train, X_test, s2_values, width, s2_max, *, warm_start
     largest prior variance (it sets the rank cut and the banded form's threshold, so the
     segments of one width use the same decomposition). ``settings``: the engine's constants;
     ``work``: counters to add this chain's work to.
-
     """
     X_train = as_design(X_train, "X_train")
     y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
@@ -229,22 +198,14 @@ def _chain_fits(X_train, y_train, X_test, s2_values, width, s2_max, warm_start, 
                 raise ConvergenceError(f"{err} at width={width}") from None
             if warm_start:
                 history.append((np.log(s2), fit.x * solver.weight_scale(s2), fit.a))
-                fac = fit.factor
-            else:
-                fac = None
+            fac = fit.factor if warm_start else None
             yield fit
 
 
 def chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, *, warm_start=True,
                settings: Settings = DEFAULT_SETTINGS):
-    """The grid points of one chain (:func:`chain_fits`), scored.
-
-    Returns
-    -------
-    rows : list of dict
-        One per ``s2``, the columns of :data:`lib.hyper.grid.COLUMNS`.
-    work : Work
-    """
+    """The grid points of one chain (:func:`chain_fits`), scored: ``rows``, a dict per ``s2``
+    with the columns of :data:`lib.hyper.grid.COLUMNS`, and the chain's :class:`Work`."""
     X_train, y_train, X_test, y_test = as_train_test(X_train, y_train, X_test, y_test)
     s2_values, width = chain_values(s2_values, s2_max), check_width(width, "width")
     warm_start, settings = _options(warm_start, settings)
@@ -255,15 +216,12 @@ def chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, *, wa
 def _chain_rows(X_train, y_train, X_test, y_test, s2_values, width, s2_max, warm_start, settings):
     """:func:`chain_rows` on checked arguments (no checks)."""
     work, rows = Work(), []
-    fits = _chain_fits(X_train, y_train, X_test, s2_values, width, s2_max, warm_start, settings,
-                       work)
-    for s2, fit in zip(s2_values, fits):
+    for s2, fit in zip(s2_values, _chain_fits(X_train, y_train, X_test, s2_values, width, s2_max,
+                                              warm_start, settings, work)):
         train = _activation_scores(fit.a, fit.h, y_train)
         test = _activation_scores(fit.mu_test, fit.var_test, y_test)
-        rows.append({
-            "s2": float(s2), "width": float(width), "log_evidence": fit.log_evidence,
-            **{f"train_{key}": value for key, value in train.items()},
-            **{f"test_{key}": value for key, value in test.items()},
-            "n_iter": fit.n_iter,
-        })
+        rows.append({"s2": float(s2), "width": float(width), "log_evidence": fit.log_evidence,
+                     **{f"train_{key}": value for key, value in train.items()},
+                     **{f"test_{key}": value for key, value in test.items()},
+                     "n_iter": fit.n_iter})
     return rows, work

@@ -20,18 +20,9 @@ def band_drop_threshold(n_train: int, s2_max: float, settings: Settings = DEFAUL
     """Entries of ``R R^T`` at or below this are dropped by the banded form (eq. ``engine-banded``).
 
     ``4 band_tol / (s2_max N^2)``: with ``W <= 1/4`` and ``B >= I`` the dropped entries move
-    ``log|B|`` and every entry of ``B^{-1}`` by at most ``band_tol``.
-
-    Parameters
-    ----------
-    n_train : int
-        Number of training points N.
-    s2_max : float
-        Largest prior variance of the grid.
-
-    Returns
-    -------
-    float
+    ``log|B|`` and every entry of ``B^{-1}`` by at most ``band_tol`` (they change ``B`` by at
+    most ``band_tol`` in the sum of absolute values). ``n_train`` is N, ``s2_max`` the grid's
+    largest prior variance.
     """
     n_train = positive_int(n_train, "n_train")
     settings = instance(settings, "settings", Settings)
@@ -39,18 +30,9 @@ def band_drop_threshold(n_train: int, s2_max: float, settings: Settings = DEFAUL
 
 
 def _band_plan(KR, s2_max, cfg: Settings = DEFAULT_SETTINGS):
-    """Reverse Cuthill-McKee order and block size of the banded dual, or None.
-
-    Entries of ``KR = R R^T`` at or below ``tau = 4 band_tol / (s2_max N^2)`` are dropped: with
-    ``W <= 1/4`` they change ``B`` by at most ``band_tol`` in the sum of absolute values, hence
-    ``log|B|`` and every entry of ``B^{-1}`` by at most about ``band_tol`` (``B >= I``).
-
-    Returns
-    -------
-    (K0, perm, block) or None
-        The kept Gram block, the permutation and the block size; None when the bandwidth
-        exceeds ``band_fraction N``.
-    """
+    """The banded dual's kept Gram block ``K0`` (``KR = R R^T`` less its entries at or below
+    :func:`band_drop_threshold`), reverse Cuthill-McKee order ``perm`` and block size, as
+    ``(K0, perm, block)``; None when the bandwidth exceeds ``band_fraction N``."""
     N = KR.shape[0]
     keep = np.abs(KR) > band_drop_threshold(N, s2_max, cfg)
     perm = reverse_cuthill_mckee(csr_matrix(keep), symmetric_mode=True)
@@ -155,25 +137,14 @@ def _make_solver(X_train, X_test, width, s2_max, cfg: Settings = DEFAULT_SETTING
 
 
 def form_and_directions(X_train, width, s2_max, settings: Settings = DEFAULT_SETTINGS) -> tuple[str, int]:
-    """The form the engine uses at this width, and how many weight directions it keeps.
+    """The form the engine uses at RBF width ``l`` = ``width`` on the training inputs (the
+    centres) ``X_train`` (N, D), and how many weight directions it keeps; ``s2_max`` is the
+    grid's largest prior variance (the rank cut is ``s2_max nu^2 <= rank_tol``).
 
-    Parameters
-    ----------
-    X_train : array_like, shape (N, D)
-        Training inputs (the centres).
-    width : float
-        RBF width ``l``.
-    s2_max : float
-        Largest prior variance of the grid (the rank cut is ``s2_max nu^2 <= rank_tol``).
-
-    Returns
-    -------
-    form : str
-        ``"primal"`` (reduced rank, eq. ``grid-reduced``), ``"dual"`` (eq. ``grid-dual``) or
-        ``"banded"`` (eq. ``engine-banded``).
-    directions : int
-        The eigenvalues of the RBF block above the cut, plus the bias: the number of weights
-        of the reduced model (``N + 1`` when none is dropped).
+    The form is ``"primal"`` (reduced rank, eq. ``grid-reduced``), ``"dual"`` (eq.
+    ``grid-dual``) or ``"banded"`` (eq. ``engine-banded``); the directions are the eigenvalues
+    of the RBF block above the cut, plus the bias: the number of weights of the reduced model
+    (``N + 1`` when none is dropped).
     """
     X_train = as_design(X_train, "X_train")
     width, s2_max = check_width(width, "width"), positive_scalar(s2_max, "s2_max")

@@ -11,7 +11,6 @@ from scipy.linalg.lapack import dlauum, dpotrf, dpotrs, dtrtri
 from scipy.sparse import csr_matrix
 
 from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings
-from lib.likelihood import sigmoid
 
 
 def _curvature(a):

@@ -25,16 +25,7 @@ def default_n_jobs(n_tasks: int) -> int:
     """Worker processes :func:`evidence_grid` uses when ``n_jobs=None``.
 
     The cores this process may run on (``os.sched_getaffinity`` where the platform has it, else
-    ``os.cpu_count()``), at most one per task and at least one.
-
-    Parameters
-    ----------
-    n_tasks : int
-        Number of independent tasks.
-
-    Returns
-    -------
-    int
+    ``os.cpu_count()``), at most one per task (``n_tasks`` independent tasks) and at least one.
     """
     n_tasks = int_at_least(n_tasks, "n_tasks", 0)
     try:
@@ -44,28 +35,20 @@ def default_n_jobs(n_tasks: int) -> int:
     return max(1, min(int(cores), int(n_tasks)))
 
 
-def evidence_grid(
-    X_train, y_train, X_test, y_test, s2_values, widths, *, n_jobs=None, progress=False,
-    warm_start=True, engine="fast", cache=False,
-):
+def evidence_grid(X_train, y_train, X_test, y_test, s2_values, widths, *, n_jobs=None,
+                  progress=False, warm_start=True, engine="fast", cache=False):
     """Laplace fit and scores at every ``(s2, l)`` of a grid (report section 3.3).
 
     Every row is a grid point as :mod:`lib.hyper.grid` defines it
     (:func:`lib.hyper.grid.grid_point`): ``fit_laplace`` warm-started along ``s2``, scored by
     ``_score_posterior``; the fast engine computes it to 1e-8.
 
+    ``X_train`` (N, D) are the training inputs (also the RBF centres), ``y_train`` (N,) their
+    labels 0/1, ``X_test`` (N_test, D), ``y_test`` (N_test,); ``s2_values`` (S,) and ``widths``
+    (P,) the prior variances and RBF widths ``l``, positive and distinct.
+
     Parameters
     ----------
-    X_train : array_like, shape (N, D)
-        Training inputs; also the RBF centres.
-    y_train : array_like, shape (N,)
-        Training labels 0/1.
-    X_test : array_like, shape (N_test, D)
-    y_test : array_like, shape (N_test,)
-    s2_values : array_like, shape (S,)
-        Prior variances, positive, distinct.
-    widths : array_like, shape (P,)
-        RBF widths ``l``, positive, distinct.
     n_jobs : int or None
         Tasks run in parallel through :class:`joblib.Parallel`. ``None`` (default): the cores
         of this machine, at most one per task (:func:`default_n_jobs`); ``-1``: every worker of
@@ -87,18 +70,12 @@ def evidence_grid(
         :func:`code_digest` (the code the table is computed by), not ``n_jobs`` or
         ``progress``. A folder that cannot be made is skipped.
 
-    Returns
-    -------
-    pandas.DataFrame, S * P rows
-        Columns :data:`lib.hyper.grid.COLUMNS`: ``s2``, ``width``, ``log_evidence``
-        (Laplace), ``train_accuracy``, ``test_accuracy``, average log-likelihoods ``*_ll_map``
-        (plug-in MAP) and ``*_ll_pred`` (probit predictive), and ``n_iter`` (Newton
-        iterations; the engine's: factorisations). Sorted by width, then s2.
-
-    Raises
-    ------
-    ConvergenceError
-        If Newton's method fails at some point (the message names it).
+    Returns a DataFrame of S * P rows, sorted by width, then s2, with the columns
+    :data:`lib.hyper.grid.COLUMNS`: ``s2``, ``width``, ``log_evidence`` (Laplace),
+    ``train_accuracy``, ``test_accuracy``, average log-likelihoods ``*_ll_map`` (plug-in MAP)
+    and ``*_ll_pred`` (probit predictive), and ``n_iter`` (Newton iterations; the engine's:
+    factorisations). Raises ``ConvergenceError`` if Newton's method fails at some point (the
+    message names it).
     """
     X_train, y_train, X_test, y_test = as_train_test(X_train, y_train, X_test, y_test)
     s2_sorted = prior_values(s2_values, "s2_values")

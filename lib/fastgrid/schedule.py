@@ -15,9 +15,6 @@ from lib.fastgrid.chain import _chain_rows
 from lib.fastgrid.decompose import band_drop_threshold
 
 
-# --------------------------------------------------------------------------- scheduling
-
-
 @dataclass(frozen=True)
 class Task:
     """One unit of parallel work: the chain of ``s2`` values ``s2_sorted[start:stop]`` at ``width``.
@@ -45,7 +42,7 @@ _SETUP_POINTS, _SETUP_FIXED, _COLD_POINTS = 3.0, 0.015, 6.0
 
 
 def estimate_costs(X_train, widths, s2_max, settings: Settings = DEFAULT_SETTINGS) -> np.ndarray:
-    """Estimated seconds per grid point at each width (for scheduling only).
+    """Estimated seconds per grid point at each width, shape (P,) (for scheduling only).
 
     A point costs about one factorisation and its products, ``N m^2`` flops, plus a fixed
     overhead: ``m`` is ``N`` for the dual form, the block size ``b`` for the banded one (whose
@@ -56,10 +53,6 @@ def estimate_costs(X_train, widths, s2_max, settings: Settings = DEFAULT_SETTING
     participation ratio ``p = N^2 / sum R_nm^2`` the rank (about ``30 p^0.76``, fitted on the
     lab data). The estimates only order and split the tasks (:func:`plan_tasks`); a poor one
     costs time, never accuracy.
-
-    Returns
-    -------
-    ndarray, shape (P,)
     """
     X_train = as_design(X_train, "X_train")
     widths = [check_width(w, "widths") for w in as_vector(widths, "widths")]
@@ -103,22 +96,9 @@ def plan_tasks(X_train, s2_sorted, widths, *, target_tasks=None, min_segment=Non
     The split depends on the grid and the data only, never on the number of workers, so the
     table is the same, to the last bit, on any number of workers. A segment starts cold (from
     zero), so its numbers differ from an unsplit chain's within the engine's tolerance.
-    ``target_tasks=1`` splits nothing.
-
-    Parameters
-    ----------
-    X_train : ndarray, shape (N, D)
-    s2_sorted : ndarray, shape (S,)
-        Prior variances, ascending.
-    widths : ndarray, shape (P,)
-    target_tasks : int, optional
-        Default ``settings.target_tasks``.
-    min_segment : int, optional
-        Default ``settings.min_segment``.
-
-    Returns
-    -------
-    list of Task
+    ``target_tasks=1`` splits nothing. ``X_train`` (N, D), ``s2_sorted`` (S,) the prior
+    variances, ascending, ``widths`` (P,); ``target_tasks`` and ``min_segment`` default to
+    ``settings``'. Returns a list of :class:`Task`.
     """
     settings = instance(settings, "settings", Settings)
     s2_sorted = _ascending(s2_sorted)

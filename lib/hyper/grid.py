@@ -32,12 +32,8 @@ from lib.likelihood import LOGISTIC
 
 #: Columns of a grid's table (:func:`reference_rows`, :func:`lib.fastgrid.evidence_grid`), in
 #: order.
-COLUMNS = (
-    "s2", "width", "log_evidence",
-    "train_accuracy", "test_accuracy",
-    "train_ll_map", "test_ll_map", "train_ll_pred", "test_ll_pred",
-    "n_iter",
-)
+COLUMNS = ("s2", "width", "log_evidence", "train_accuracy", "test_accuracy",
+           "train_ll_map", "test_ll_map", "train_ll_pred", "test_ll_pred", "n_iter")
 
 #: Newton iterations allowed per grid point in the reference.
 MAX_ITER = 500
@@ -46,27 +42,13 @@ MAX_ITER = 500
 def grid_point(Phi_train, y_train, Phi_test, y_test, s2, *, w0=None):
     """One grid point: the Laplace fit at prior variance ``s2`` and its scores.
 
-    Parameters
-    ----------
-    Phi_train : array_like, shape (N, M)
-        Training design (RBF features of width ``l`` on the training centres, with bias).
-    y_train : array_like, shape (N,)
-    Phi_test : array_like, shape (N_test, M)
-    y_test : array_like, shape (N_test,)
-    s2 : float
-        Prior variance.
-    w0 : array_like, shape (M,), optional
-        Newton's starting point (the MAP of a neighbouring point: a warm start).
-
-    Returns
-    -------
-    posterior : LaplacePosterior
-    scores : dict of str to float
-        :func:`lib.scores._score_posterior` (the log evidence, :func:`lib.scores.score_split`
-        on both splits).
+    ``Phi_train`` (N, M) is the training design (RBF features of width ``l`` on the training
+    centres, with bias), ``y_train`` (N,), ``Phi_test`` (N_test, M), ``y_test`` (N_test,); ``w0``
+    (M,) Newton's starting point (the MAP of a neighbouring point: a warm start). Returns the
+    ``LaplacePosterior`` and its scores, a dict (:func:`lib.scores._score_posterior`: the log
+    evidence, :func:`lib.scores.score_split` on both splits).
     """
-    Phi_train, y_train, Phi_test, y_test = as_train_test(Phi_train, y_train, Phi_test, y_test,
-                                                         "Phi")
+    Phi_train, y_train, Phi_test, y_test = as_train_test(Phi_train, y_train, Phi_test, y_test, "Phi")
     s2 = positive_scalar(s2, "s2")
     w0 = None if w0 is None else as_vector(w0, "w0", length=Phi_train.shape[1])
     return _grid_point(Phi_train, y_train, Phi_test, y_test, s2, w0)
@@ -81,13 +63,9 @@ def _grid_point(Phi_train, y_train, Phi_test, y_test, s2, w0):
 def reference_rows(X_train, y_train, X_test, y_test, s2_values, width):
     """The grid points of one width, point by point (the reference; slow).
 
-    The prior variances in ascending order, each fit warm-started from the previous MAP.
-
-    Returns
-    -------
-    list of dict
-        One row per ``s2`` with the columns :data:`COLUMNS` (``n_iter``: Newton iterations
-        of :func:`lib.laplace.fit_laplace`).
+    The prior variances in ascending order, each fit warm-started from the previous MAP. One
+    row (a dict) per ``s2`` with the columns :data:`COLUMNS` (``n_iter``: Newton iterations of
+    :func:`lib.laplace.fit_laplace`).
     """
     X_train, y_train, X_test, y_test = as_train_test(X_train, y_train, X_test, y_test)
     s2_values = prior_values(s2_values, "s2_values")

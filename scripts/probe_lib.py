@@ -399,6 +399,7 @@ def probes() -> list[Probe]:
               dict(name={"None": None, "z.txt": "z.txt"})),
         Probe("data.cache_dir", data.cache_dir, dict()),
         Probe("data.load_lab_data", data.load_lab_data, dict()),
+        Probe("data.load_pima", data.load_pima, dict()),
         Probe("data.check_lab_data", data.check_lab_data, dict(X=X_lab, y=y_lab),
               dict(X={"None": None, "NaN": np.full(X_lab.shape, np.nan), "1-D": X_lab[:, 0]},
                    y={"None": None, "label 2": np.r_[y_lab[1:], 2.0], "2-D": y_lab[:, None]})),
@@ -544,7 +545,7 @@ _MISMATCH = {"one row too few", "one column too many", "wrong length", "wrong co
 _SKIP_VALID = {"sampling.sample_posterior (arguments only)", "data.fetch",
                "sampling.sample_posterior (precondition)"}
 #: probes whose valid call is too slow to repeat for every equivalent input (or not repeatable)
-_SKIP_EQUIVALENT = _SKIP_VALID | {"data.cache_dir", "data.load_lab_data",
+_SKIP_EQUIVALENT = _SKIP_VALID | {"data.cache_dir", "data.load_lab_data", "data.load_pima",
                                   # returns a JAX function (a new closure at each call)
                                   "sampling.log_posterior_fn"}
 
@@ -564,6 +565,7 @@ MODULES = ("lib", "lib.data", "lib.features", "lib.likelihood", "lib.laplace", "
 NOT_PROBED = {
     # result types and errors: constructed by lib and returned, not entry points
     "lib.data.DataError": "an exception class",
+    "lib.data.PimaData": "a result type (load_pima())",
     "lib.laplace.ConvergenceError": "an exception class",
     "lib.laplace.LaplacePosterior": "a result type (fit_laplace())",
     "lib.likelihood.Likelihood": "an interface record: its functions are the unchecked hot path",

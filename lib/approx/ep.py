@@ -1,17 +1,23 @@
 """Expectation propagation for Bayesian logistic regression, in weight space.
 
 Minka (2001); Rasmussen & Williams (2006) §3.6, algorithm 3.5, here with the weights ``w``
-instead of the latent function and the *parallel* schedule (all sites at once, damped). Each
-likelihood term ``sigma(s_n a_n)`` (``a_n = phi_n^T w``, ``s_n = 2 y_n - 1``) is replaced by an
-unnormalised Gaussian site in ``a_n`` with precision ``tau_n`` and shift ``nu_n``, so that::
+instead of the latent function. Each likelihood term ``sigma(s_n a_n)`` (``a_n = phi_n^T w``,
+``s_n = 2 y_n - 1``) is replaced by an unnormalised Gaussian site in ``a_n`` with precision
+``tau_n`` and shift ``nu_n``, so that::
 
     q(w) = N(m, A^{-1}),   A = I / s2 + Phi^T diag(tau) Phi,   A m = Phi^T nu.
 
-One iteration (R&W eq. 3.56-3.59): the cavity ``N(a_n | mu_c, v_c)`` (``q``'s marginal of
+A site's update (R&W eq. 3.56-3.59): the cavity ``N(a_n | mu_c, v_c)`` (``q``'s marginal of
 ``a_n`` with site ``n`` removed), the moments of the tilted distribution
 ``sigma(s_n a) N(a | mu_c, v_c) / Z_n``, and the site that matches them::
 
     tau_n = 1 / v_hat - 1 / v_c,   nu_n = mu_hat / v_hat - mu_c / v_c.
+
+**Schedules.** *Sequential* (the default, R&W's): the sites in turn, ``q`` updated after each
+(a rank-one step), rebuilt by Cholesky after each sweep against drift. *Parallel*: every site
+from the same ``q``, then ``q`` rebuilt once per sweep; cheaper per sweep for large N, but from
+the prior with wide cavities (unstandardised inputs) all sites overshoot together and it can
+diverge (seen on the Pima data even at damping 0.5); damping is its remedy.
 
 **Tilted moments** (:func:`_tilted_moments`): the logistic ones have no closed form (the probit
 link's do: R&W eq. 3.58; a mixture of probits would miss the logistic tails by orders of
@@ -24,13 +30,16 @@ composite Gauss-Legendre (24 panels of 8 nodes) over the mode +- 9 cavity sds in
 ``u = asinh(a / pi)``, whose panels are about 1 wide near the step and widen with ``|a|`` where
 only the Gaussian varies. Checked against adaptive quadrature (``scipy.integrate.quad``): relative
 errors of ``log Z_n``, mean (relative to the larger of ``|mean|`` and the sd) and variance below
-``1e-10`` for cavity sds ``1e-3`` to ``1000`` and ``|mu| <= 50``. **Damping**: ``tau <- (1 - d) tau + d tau_new`` (and ``nu``), ``d = damping`` in
-(0, 1], 1 undamped. **Convergence**: the largest change of a site parameter, relative,
-``max |Delta tau| / (1 + |tau|)`` and the same for ``nu``, at most ``tol``. **Negative
+``1e-10`` for cavity sds ``1e-3`` to ``1000`` and ``|mu| <= 50``.
+
+**Damping**: ``tau <- (1 - d) tau + d tau_new`` (and ``nu``), ``d = damping`` in (0, 1], 1
+undamped. **Convergence**: over one sweep, the largest change of a site parameter, relative,
+``max |Delta tau| / (1 + |tau|)`` and the same for ``nu``, at most ``tol``; a fit that runs out
+of sweeps says so (``converged=False`` and a ``RuntimeWarning``). **Negative
 precisions**: the logistic likelihood is log-concave, so in exact arithmetic every cavity and
-site precision is non-negative; a site whose cavity precision is not positive or whose new
-precision is negative (rounding, quadrature error) is not updated in that iteration, and
-counted (``n_skipped``).
+site precision is non-negative; a new site precision below 0 by at most ``1e-10`` of the
+cavity's is rounding, taken as 0; a site whose cavity precision is not positive or whose new
+precision is more negative is not updated in that sweep, and counted (``n_skipped``).
 """
 from __future__ import annotations
 
@@ -39,6 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_solve
+from scipy.linalg.blas import dsymv, dsyr
 from scipy.special import expit
 
 from lib._validate import as_design_labels, choice, positive_int, positive_scalar, prior_variance
@@ -174,7 +184,7 @@ def _log_evidence(Phi, s2, L, m, tau, nu, s):
                  - np.sum(np.log(np.diag(L))) + 0.5 * m @ b)
 
 
-def fit_ep(Phi, y, s2, *, schedule: str = "sequential", damping: float = 1.0,
+def fit_ep(Phi, y, s2, *, schedule: str = "sequential", damping: float | None = None,
            max_iter: int = 1000, tol: float = 1e-9) -> EPPosterior:
     """Expectation propagation for the logistic likelihood.
 
@@ -184,12 +194,13 @@ def fit_ep(Phi, y, s2, *, schedule: str = "sequential", damping: float = 1.0,
     ``"parallel"`` (all sites from one ``q``, then ``q`` rebuilt: one Cholesky per sweep, fast for
     large N, but it can diverge from the prior when the cavities are wide, e.g. on unstandardised
     inputs: then lower ``damping``); ``damping`` in (0, 1] the step towards the new sites (1
-    undamped); ``max_iter`` the most sweeps; ``tol`` the convergence test (module docstring).
+    undamped; ``None``: 1 sequential, 0.5 parallel); ``max_iter`` the most sweeps; ``tol`` the convergence test (module docstring).
     Starts from the prior (all sites zero). Returns an :class:`EPPosterior`; if ``max_iter`` ran
     out, ``converged=False`` and a ``RuntimeWarning`` says so.
     """
     Phi, y = as_design_labels(Phi, y, ("Phi", "y"))
     schedule = choice(schedule, "schedule", ("sequential", "parallel"))
+    damping = (1.0 if schedule == "sequential" else 0.5) if damping is None else damping
     damping = positive_scalar(damping, "damping")
     if damping > 1.0:
         raise ValueError(f"damping must be in (0, 1] (1 undamped), got {damping!r}")
@@ -220,17 +231,18 @@ def _parallel_sweep(Phi, s, tau, nu, L, m, damping):
 
 def _sequential_sweep(Phi, s, tau, nu, L, m, damping):
     """The sites one by one, ``q`` (covariance ``S``, mean ``m``) updated after each by
-    Sherman-Morrison: ``A + dtau phi phi^T``, ``b + dnu phi``; the new sites (no checks)."""
-    S, m = cho_solve((L, True), np.eye(L.shape[0])), m.copy()
-    tau, nu, skipped = tau.copy(), nu.copy(), 0
+    Sherman-Morrison for ``A + dtau phi phi^T``, ``b + dnu phi`` (BLAS ``dsymv``/``dsyr`` on
+    ``S``'s lower triangle, in place); the new sites (no checks)."""
+    S = np.asfortranarray(cho_solve((L, True), np.eye(L.shape[0])))
+    m, tau, nu, skipped = m.copy(), tau.copy(), nu.copy(), 0
     for n, phi in enumerate(Phi):
-        s_phi = S @ phi
+        s_phi = dsymv(1.0, S, phi, lower=1)
         mu, v = phi @ m, phi @ s_phi
         t, u, k = _site_update(np.array([mu]), np.array([v]), tau[n:n + 1], nu[n:n + 1],
                                s[n:n + 1], damping)
         d_tau, d_nu, skipped = t[0] - tau[n], u[0] - nu[n], skipped + k
         c = 1.0 + d_tau * v                          # = (tau_c + tau_new) / (tau_c + tau) > 0
-        S -= np.outer(s_phi, s_phi * (d_tau / c))
+        S = dsyr(-d_tau / c, s_phi, a=S, lower=1, overwrite_a=1)
         m += s_phi * ((d_nu - d_tau * mu) / c)
         tau[n], nu[n] = t[0], u[0]
     return tau, nu, skipped

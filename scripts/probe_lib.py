@@ -235,8 +235,8 @@ def probes() -> list[Probe]:
               extremes={"s2 = 1e-2": dict(s2=1e-2), "s2 = 1e3": dict(s2=1e3)}),
         Probe("approx.fit_ep", approx.fit_ep, dict(Phi=Phi, y=y, s2=1.0),
               dict(Phi=mat(Phi.shape), y=lab(N), s2={**pos(), "1e300": 1e300},
-                   damping={**pos(), "1.5": 1.5}, max_iter=_bad_int(), tol=pos(),
-                   schedule={"None": None, "a typo": "sequental"}),
+                   damping={**{k: v for k, v in pos().items() if k != "None"}, "1.5": 1.5},
+                   max_iter=_bad_int(), tol=pos(), schedule={"None": None, "a typo": "sequental"}),
               extremes={"s2 = 1e-2": dict(s2=1e-2), "s2 = 1e3": dict(s2=1e3),
                         "parallel": dict(schedule="parallel", damping=0.5)}),
         # lib.checks.reference: the exact answer by Monte Carlo

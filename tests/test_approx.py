@@ -81,6 +81,8 @@ def test_tilted_moments_match_adaptive_quadrature_for_narrow_and_wide_cavities()
     mus = np.array([-50.0, -20.0, -3.0, -0.5, 0.0, 0.7, 4.0, 15.0, 50.0])
     sds = np.array([1e-3, 0.3, 1.0, 1.5, 3.0, 5.0, 10.0, 20.0, 50.0, 100.0])
     mu, sd = (g.ravel() for g in np.meshgrid(mus, sds))
+    far_sd, far_k = (g.ravel() for g in np.meshgrid([3.0, 25.0, 100.0], [-12, -8, -6, -4, 4, 6, 8, 12]))
+    mu, sd = np.r_[mu, far_k * far_sd], np.r_[sd, far_sd]      # and |mu| up to 12 sds
     s = np.where(np.arange(mu.size) % 2 == 0, 1.0, -1.0)
     with np.errstate(over="raise", invalid="raise", divide="raise"):                       # no overflow, no invalid value
         log_z, mean, var = _tilted_moments(mu, sd**2, s)

@@ -250,7 +250,7 @@ def probes() -> list[Probe]:
         Probe("reference.exact_reference (arguments only)", reference.exact_reference,
               dict(Phi=Phi, y=y, s2=1.0, num_warmup=10, num_draws=10),
               dict(Phi=mat(Phi.shape), y=lab(N), s2=pos(), seed=_bad_seed(),
-                   num_chains=_bad_int(2), n_is=_bad_int(2), df=pos())),
+                   num_chains=_bad_int(2), n_is=_bad_int(2), df=pos(), cache=_bad_bool())),
         # lib: predictive
         Probe("activation_moments", lib.activation_moments, dict(posterior=post, Phi=Phi_te),
               dict(posterior=_bad_object(), Phi=new_rows(Phi_te.shape))),

@@ -438,6 +438,8 @@ def probes() -> list[Probe]:
               dict(X_train=X, y_train=y, X_test=Xte, y_test=yte, s2_values=[0.5, 2.0],
                    widths=[0.5, 1.0], n_jobs=1),
               dict(cache=_bad_bool(), warm_start=_bad_bool(), progress=_bad_bool())),
+        Probe("fastgrid.cached", fastgrid.cached, dict(function=hyper.maximise_evidence),
+              dict(function={**_bad_object(), "not of lib.hyper": lib.fit_laplace})),
         # lib.fastgrid: the planning functions
         Probe("fastgrid.chain_fits", fastgrid.chain_fits,
               dict(X_train=X, y_train=y, X_test=Xte, s2_values=[0.5, 2.0], width=0.7, s2_max=2.0),

@@ -167,6 +167,31 @@ def test_cache_is_keyed_on_the_code(data, table, tmp_path, monkeypatch):
     assert len(_cached(tmp_path / "grids")) == 2
 
 
+def test_cached_search_is_the_search_kept_on_disk(data, tmp_path, monkeypatch):
+    """fastgrid.cached(hyper.f)(...) returns hyper.f(...), computed once per arguments and code,
+    then read from the cache; only lib.hyper's public functions are taken."""
+    from lib import hyper
+
+    monkeypatch.setenv("BLC_CACHE_DIR", str(tmp_path))
+    Xtr, ytr = data[:2]
+    search = fastgrid.cached(hyper.maximise_evidence_s2)
+    direct = hyper.maximise_evidence_s2(Xtr, ytr, 0.7, starts=[1.0])
+    first = search(Xtr, ytr, 0.7, starts=[1.0])
+    assert first.s2 == direct.s2 and first.log_evidence == direct.log_evidence
+    assert np.array_equal(first.posterior.w_map, direct.posterior.w_map)
+    assert len(_cached(tmp_path / "grids")) == 1
+    stale = _cached(tmp_path / "grids")[0]
+    joblib.dump("stored", stale)                                    # as if stored before
+    assert search(Xtr, ytr, 0.7, starts=[1.0]) == "stored"          # read, not recomputed
+    assert search(Xtr, ytr, 0.8, starts=[1.0]).s2 != direct.s2      # other arguments
+    monkeypatch.setattr(fastgrid.run, "code_digest", lambda: "other code")
+    assert search(Xtr, ytr, 0.7, starts=[1.0]).s2 == direct.s2      # other code: computed
+    assert len(_cached(tmp_path / "grids")) == 3
+    for other in (lib.fit_laplace, hyper.EvidenceRun, print, lambda: 0, None):
+        with pytest.raises(TypeError, match="public function of lib.hyper"):
+            fastgrid.cached(other)
+
+
 def test_the_cache_key_covers_every_module_a_table_is_computed_by():
     """code_digest hashes the teaching core, lib.hyper and lib.fastgrid; these import nothing
     else from lib, so that a change to any code a table is computed by changes the key."""

@@ -16,7 +16,8 @@ equations they implement:
 * :mod:`~lib.fastgrid.schedule` (the tasks, costliest first) and
   :mod:`~lib.fastgrid.settings` (the tuning constants);
 * :mod:`~lib.fastgrid.run`: :func:`evidence_grid` runs the tasks (joblib), with a progress bar
-  (tqdm) and a disk cache (joblib.Memory); the reference on request.
+  (tqdm) and a disk cache (joblib.Memory), which :func:`cached` offers the searches of
+  :mod:`lib.hyper` too; the reference on request.
 
 Reference: Rasmussen & Williams (2006), algorithms 3.1 and 3.2, of which the dual form is a
 version (``lib.fastgrid.forms._Dual`` cites their lines).
@@ -24,7 +25,7 @@ version (``lib.fastgrid.forms._Dual`` cites their lines).
 from lib.fastgrid import chain, decompose, forms, run, schedule
 from lib.fastgrid.chain import PointFit, Work, chain_fits, chain_rows
 from lib.fastgrid.decompose import band_drop_threshold, form_and_directions
-from lib.fastgrid.run import code_digest, default_n_jobs, evidence_grid
+from lib.fastgrid.run import cached, code_digest, default_n_jobs, evidence_grid
 from lib.fastgrid.schedule import Task, estimate_costs, plan_tasks, run_task
 from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings
 

@@ -1,10 +1,12 @@
 """Running the evidence grid: :mod:`lib.hyper.grid`'s table at every ``(s2, l)`` of a grid,
 computed by the engine (or by the reference), in parallel tasks (joblib), with a progress bar
-(tqdm) and a disk cache (:class:`joblib.Memory`)."""
+(tqdm) and a disk cache (:class:`joblib.Memory`), which :func:`cached` offers :mod:`lib.hyper`'s
+searches too."""
 from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -14,6 +16,7 @@ import scipy
 from joblib import Memory, Parallel, delayed
 from tqdm import tqdm
 
+from lib import hyper
 from lib._validate import as_train_test, choice, flag, int_at_least, prior_values, width_values
 from lib.fastgrid.schedule import _run_task, plan_tasks
 from lib.hyper.grid import COLUMNS, reference_rows
@@ -118,6 +121,31 @@ def _table(*, X_train, y_train, X_test, y_test, s2_sorted, widths, engine, warm_
 
 def _reference_task(X_train, y_train, X_test, y_test, s2_sorted, width):
     return reference_rows(X_train, y_train, X_test, y_test, s2_sorted, width), None
+
+
+def cached(function):
+    """``function``, a public function of :mod:`lib.hyper` (e.g.
+    :func:`lib.hyper.maximise_evidence`), with its results kept on disk as :func:`evidence_grid`
+    keeps its tables (``cache=True``): a call with the same arguments, by this or another
+    chapter, returns the result the first one stored. The key: the function's name, its
+    arguments and :func:`code_digest` (the code of :mod:`lib.hyper` and of the teaching core).
+    """
+    name = getattr(function, "__name__", None)
+    if not (inspect.isfunction(function) and getattr(hyper, str(name), None) is function
+            and name in hyper.__all__):
+        raise TypeError(f"function must be a public function of lib.hyper, got {function!r}")
+    call = _memory().cache(_call)
+
+    @functools.wraps(function)
+    def on_disk(*args, **kwargs):
+        return call(name, code_digest(), args, kwargs)
+
+    return on_disk
+
+
+def _call(name, code, args, kwargs):
+    """``lib.hyper.<name>(*args, **kwargs)``; ``code`` is part of the cache's key."""
+    return getattr(hyper, name)(*args, **kwargs)
 
 
 def _memory() -> Memory:

@@ -672,6 +672,10 @@ def print_book(html: Path, out: Path, course: bool = False) -> dict:
     base = f"http://127.0.0.1:{server.server_address[1]}"
     driver = _driver()
     try:
+        # The page loads at the printable width (each change of width or media lays the whole
+        # book out again: a few CPU seconds each), and keeps it while printing.
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
+            "width": PRINTABLE_WIDTH_PX, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
         driver.get(f"{base}/book.html")
         seen = driver.execute_async_script(_SETTLE)
         arranged = driver.execute_script(_ARRANGE, parts, leave_out)
@@ -679,8 +683,6 @@ def print_book(html: Path, out: Path, course: bool = False) -> dict:
         seen["print_only"] = arranged["printOnly"]
         # the page as it prints: print media, the printable width
         driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
-        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-            "width": PRINTABLE_WIDTH_PX, "height": 1000, "deviceScaleFactor": 1, "mobile": False})
         fitted = driver.execute_script(_FIT, FIGURE_ROOM_CM, FIGURE_GAP_CM, TEXT_HEIGHT_PX,
                                        PRINTABLE_WIDTH_PX)
         seen["shrunk"], seen["figures"] = fitted["shrunk"], fitted["figures"]
@@ -689,7 +691,6 @@ def print_book(html: Path, out: Path, course: bool = False) -> dict:
         seen["chapters"] = [h["text"] for h in arranged["headings"] if h["kind"] == "chapter"]
         seen["headings"] = arranged["headings"]
         seen["overflow"] = driver.execute_script(_OVERFLOW)
-        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
         # Chrome's DevTools call, not WebDriver's print (which gives up after 10 s on a long page)
         body = base64.b64decode(driver.execute_cdp_cmd("Page.printToPDF", _PAGE)["data"])
         reader = PdfReader(io.BytesIO(body))

@@ -141,7 +141,7 @@ def probes() -> list[Probe]:
     lib.checks.sampling (not the sampler itself, which compiles JAX programs; its arguments
     are checked before it does)."""
     import lib
-    from lib import data, fastgrid, hyper
+    from lib import approx, data, fastgrid, hyper
     from lib.checks import sampling
     from lib import features, likelihood
     from lib.models import gp, probit, softmax
@@ -228,6 +228,16 @@ def probes() -> list[Probe]:
         Probe("bias_prior_variances", lib.bias_prior_variances,
               dict(s2=1.0, bias_s2=10.0, n_weights=M),
               dict(s2=pos(), bias_s2=pos(), n_weights=_bad_int())),
+        # lib.approx: the variational bound and EP
+        Probe("approx.fit_vb", approx.fit_vb, dict(Phi=Phi, y=y, s2=1.0),
+              dict(Phi=mat(Phi.shape), y=lab(N), s2={**pos(), "1e300": 1e300},
+                   max_iter=_bad_int(), tol=pos()),
+              extremes={"s2 = 1e-2": dict(s2=1e-2), "s2 = 1e3": dict(s2=1e3)}),
+        Probe("approx.fit_ep", approx.fit_ep, dict(Phi=Phi, y=y, s2=1.0),
+              dict(Phi=mat(Phi.shape), y=lab(N), s2={**pos(), "1e300": 1e300},
+                   damping={**pos(), "1.5": 1.5}, max_iter=_bad_int(), tol=pos(),
+                   n_quad={**_bad_int(2), "1000": 1000}),
+              extremes={"s2 = 1e-2": dict(s2=1e-2), "s2 = 1e3": dict(s2=1e3)}),
         # lib: predictive
         Probe("activation_moments", lib.activation_moments, dict(posterior=post, Phi=Phi_te),
               dict(posterior=_bad_object(), Phi=new_rows(Phi_te.shape))),
@@ -547,7 +557,8 @@ MODULES = ("lib", "lib.data", "lib.features", "lib.likelihood", "lib.laplace", "
            "lib.fastgrid.forms", "lib.fastgrid.run", "lib.fastgrid.schedule",
            "lib.fastgrid.settings",
            "lib.models.gp", "lib.models.probit", "lib.models.softmax", "lib.checks.sampling",
-           "lib.report.printed", "lib.report.ml_lab")
+           "lib.report.printed", "lib.report.ml_lab", "lib.approx", "lib.approx.vb",
+           "lib.approx.ep")
 
 #: Public names not probed with bad input, and why (everything else must have a probe or say
 #: "(no checks)" in its docstring's first line).
@@ -571,6 +582,8 @@ NOT_PROBED = {
     "lib.checks.sampling.PosteriorSamples": "a result type (sample_posterior())",
     "lib.checks.sampling.QuadraturePosterior": "a result type (quadrature_posterior())",
     "lib.report.ml_lab.SplitPaths": "a result type (split_paths())",
+    "lib.approx.vb.VariationalPosterior": "a result type (fit_vb())",
+    "lib.approx.ep.EPPosterior": "a result type (fit_ep())",
 }
 
 

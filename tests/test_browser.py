@@ -208,7 +208,9 @@ requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
 
 
 def _at_phone_width(driver):
-    """The page's layout at a phone's width (390 px, a mobile viewport), then back to 1280 px."""
+    """The page's layout at a phone's width (390 px, a mobile viewport). The last look at a page:
+    the window is given back its own width, but the page is not laid out again (the next page
+    loads at 1280 px)."""
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
         "width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
     try:
@@ -216,7 +218,6 @@ def _at_phone_width(driver):
         return driver.execute_script(page_layout.LAYOUT)
     finally:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
-        driver.execute_async_script(_RELAYOUT)
 
 
 AXE_JS = ROOT / "_vendor" / "axe-core" / "axe.min.js"
@@ -265,9 +266,9 @@ def visited(site, browser):
             if screenshots:
                 _screenshot(browser, Path(page).stem, info["height"])
             info["layout"] = browser.execute_script(page_layout.LAYOUT)
-            info["phone"] = _at_phone_width(browser)
             if axe:
                 info["axe"] = _axe(browser, axe)
+            info["phone"] = _at_phone_width(browser)
         foreign, failed, requested = _network(browser, origin)
         results[page] = (status, info, foreign, failed, _console_errors(browser), requested)
     return results

@@ -1,0 +1,135 @@
+"""lib.approx: the Jaakkola-Jordan variational bound and expectation propagation against the
+exact posterior (tensor Gauss-Hermite quadrature, :func:`lib.checks.sampling.quadrature_posterior`)
+on problems of one and two weights, and their input checks."""
+import dataclasses
+
+import numpy as np
+import pytest
+from scipy.integrate import quad
+from scipy.special import expit
+
+import lib
+from lib import approx
+from lib.approx.ep import _tilted_moments
+from lib.checks.sampling import quadrature_posterior
+
+
+def _problem(N=20, M=2, seed=0):
+    """``N`` points, an intercept and ``M - 1`` standard normal inputs, labels from a logistic
+    model with weights (0.5, 1.5, ...)."""
+    rng = np.random.default_rng(seed)
+    Phi = np.c_[np.ones(N), rng.normal(size=(N, M - 1))]
+    w = np.r_[0.5, np.full(M - 1, 1.5)]
+    y = (rng.random(N) < expit(Phi @ w)).astype(float)
+    return Phi, y
+
+
+def _exact(Phi, y, s2):
+    """Exact posterior mean, covariance and log Z by quadrature (60 nodes per axis)."""
+    q = quadrature_posterior(Phi, y, s2, lib.fit_laplace(Phi, y, s2), n_nodes=60)
+    mean = q.weights @ q.nodes
+    d = q.nodes - mean
+    return mean, d.T @ (d * q.weights[:, None]), q.log_z
+
+
+def test_jj_lambda_is_the_bound_coefficient_with_its_limit_at_zero():
+    xi = np.array([0.0, 1e-8, 1e-4, 0.5, 3.0, 40.0, 1e6])
+    lam = approx.jj_lambda(xi)
+    assert lam[0] == 0.125 and np.all(np.diff(lam) <= 0) and lam[3] < lam[2] and np.all(lam > 0)
+    # (sigma(xi) - 1/2) / (2 xi) away from 0 (it cancels near 0), the series near 0
+    assert np.allclose(lam[3:], (expit(xi[3:]) - 0.5) / (2 * xi[3:]), rtol=1e-10, atol=0)
+    assert np.allclose(lam[:3], 0.125 - xi[:3]**2 / 96, rtol=1e-15, atol=0)
+    # sigma(a) >= sigma(xi) exp((a - xi)/2 - lambda(xi)(a^2 - xi^2)), equal at a = +-xi
+    a = np.linspace(-8, 8, 161)[:, None]
+    x = np.array([0.3, 1.0, 2.5, 6.0])
+    bound = expit(x) * np.exp((a - x) / 2 - approx.jj_lambda(x) * (a**2 - x**2))
+    assert np.all(bound <= expit(a) * (1 + 1e-12))
+    for a0 in (x, -x):                 # tight at a = +-xi
+        tight = expit(x) * np.exp((a0 - x) / 2 - approx.jj_lambda(x) * (a0**2 - x**2))
+        assert np.allclose(tight, expit(a0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("M, N, s2", [(1, 15, 1.0), (2, 20, 1.0), (2, 40, 10.0), (2, 10, 0.1)])
+def test_elbo_rises_at_every_update_and_stays_below_the_exact_log_z(M, N, s2):
+    Phi, y = _problem(N, M, seed=M + N)
+    vb = approx.fit_vb(Phi, y, s2)
+    _, _, log_z = _exact(Phi, y, s2)
+    assert vb.converged and vb.elbo == vb.elbo_trace[-1] and len(vb.elbo_trace) == vb.n_iter
+    assert np.all(np.diff(vb.elbo_trace) >= -1e-12 * abs(vb.elbo))   # rises (rounding aside)
+    assert vb.elbo_trace[-1] > vb.elbo_trace[0] + 1e-3                # and really moved
+    assert np.all(vb.elbo_trace < log_z)                              # a lower bound
+    assert log_z - vb.elbo < 1.5          # and not a vacuous one (seen: 0.04 to 0.76)
+
+
+@pytest.mark.parametrize("mu, v, s", [(0.0, 1.0, 1.0), (2.0, 0.5, -1.0), (-3.0, 4.0, 1.0),
+                                      (1.0, 25.0, -1.0), (0.3, 1e-4, 1.0)])
+def test_tilted_moments_match_direct_integration(mu, v, s):
+    # fit_ep's default 200 nodes (seen: errors below 1e-7 up to the cavity sd 5 here)
+    log_z, mean, var = _tilted_moments(np.array([mu]), np.array([v]), np.array([s]), 200)
+    sd = np.sqrt(v)
+
+    def moment(k):
+        f = lambda a: a**k * expit(s * a) * np.exp(-(a - mu)**2 / (2 * v)) / np.sqrt(2 * np.pi * v)
+        return quad(f, mu - 12 * sd, mu + 12 * sd, epsabs=1e-15, epsrel=1e-13, limit=500,
+                    points=[0.0])[0]
+
+    z0, z1, z2 = moment(0), moment(1), moment(2)
+    assert np.exp(log_z[0]) == pytest.approx(z0, rel=1e-6)
+    assert mean[0] == pytest.approx(z1 / z0, rel=1e-6, abs=1e-8 * sd)
+    assert var[0] == pytest.approx(z2 / z0 - (z1 / z0)**2, rel=1e-5)
+    assert var[0] < v                  # log-concave likelihood: the tilted is narrower
+
+
+def test_ep_fixed_point_does_not_depend_on_the_damping():
+    Phi, y = _problem(30, 2, seed=3)
+    a, b = approx.fit_ep(Phi, y, 2.0, damping=1.0), approx.fit_ep(Phi, y, 2.0, damping=0.6)
+    assert a.converged and b.converged and b.n_iter > a.n_iter and a.n_skipped == b.n_skipped == 0
+    assert np.allclose(a.mean, b.mean, atol=1e-7) and np.allclose(a.cov, b.cov, atol=1e-7)
+    assert a.log_evidence == pytest.approx(b.log_evidence, abs=1e-7)
+    assert np.all(a.site_precision >= 0)
+
+
+def test_tiny_problem_laplace_vb_ep_against_the_exact_posterior():
+    Phi, y = _problem(20, 2, seed=0)
+    s2 = 1.0
+    mean, cov, log_z = _exact(Phi, y, s2)
+    lap, vb, ep = lib.fit_laplace(Phi, y, s2), approx.fit_vb(Phi, y, s2), approx.fit_ep(Phi, y, s2)
+    lap_cov = np.linalg.inv(lap.precision)
+    err_mean = {k: np.max(np.abs(m - mean)) for k, m in
+                (("lap", lap.w_map), ("vb", vb.mean), ("ep", ep.mean))}
+    err_cov = {k: np.max(np.abs(c - cov)) for k, c in (("lap", lap_cov), ("vb", vb.cov), ("ep", ep.cov))}
+    # EP closest in mean and covariance, by a wide margin (seen: 4e-4 against 0.05 and 0.08)
+    assert err_mean["ep"] < 0.01 and err_mean["ep"] < err_mean["vb"] / 5 < err_mean["lap"] / 5
+    assert err_cov["ep"] < 0.01 and err_cov["ep"] < min(err_cov["vb"], err_cov["lap"]) / 2
+    assert np.allclose(np.sqrt(ep.marginal_variances), np.sqrt(np.diag(cov)), rtol=0.02)
+    # VB's variances too small (seen: 4% and 9% smaller sds); its ELBO below log Z
+    assert np.all(vb.marginal_variances < 0.97 * np.diag(cov))
+    assert vb.elbo < log_z - 0.05
+    # EP's log Z close to the exact (seen: 0.004 off), closer than Laplace's
+    assert abs(ep.log_evidence - log_z) < 0.02 < abs(lap.log_evidence - log_z)
+    assert vb.method != ep.method and "expectation propagation" in ep.method
+
+
+def test_results_are_frozen_and_finite_over_the_stated_range():
+    rng = np.random.default_rng(5)
+    Phi = rng.normal(size=(100, 5))
+    y = (rng.random(100) < expit(Phi @ rng.normal(size=5))).astype(float)
+    for s2 in (1e-2, 1e3):
+        vb, ep = approx.fit_vb(Phi, y, s2), approx.fit_ep(Phi, y, s2)
+        for r in (vb, ep):
+            assert r.converged and np.all(np.isfinite(r.mean)) and np.isfinite(r.log_evidence)
+            with pytest.raises(dataclasses.FrozenInstanceError):
+                r.mean = None
+
+
+@pytest.mark.parametrize("fn, kwargs, name", [
+    (approx.fit_vb, dict(s2=-1.0), "s2"), (approx.fit_vb, dict(max_iter=0), "max_iter"),
+    (approx.fit_vb, dict(tol=np.nan), "tol"), (approx.fit_vb, dict(y=np.full(20, 2.0)), "y"),
+    (approx.fit_vb, dict(Phi=np.ones((19, 2))), "y"), (approx.fit_ep, dict(Phi=np.ones(20)), "Phi"),
+    (approx.fit_ep, dict(damping=1.5), "damping"), (approx.fit_ep, dict(damping=0.0), "damping"),
+    (approx.fit_ep, dict(n_quad=1), "n_quad"), (approx.fit_ep, dict(n_quad=1000), "n_quad"),
+    (approx.fit_ep, dict(s2="a"), "s2")])
+def test_bad_input_gets_an_error_naming_the_argument(fn, kwargs, name):
+    Phi, y = _problem(20, 2)
+    with pytest.raises((ValueError, TypeError), match=rf"^{name} "):
+        fn(**{"Phi": Phi, "y": y, "s2": 1.0, **kwargs})

@@ -46,6 +46,9 @@ const cut = (text, n) => Array.from(text || "").slice(0, n).join("");
 const W = document.documentElement.clientWidth;
 const scrolls = el => { const s = getComputedStyle(el).overflowX; return s === "auto" || s === "scroll"; };
 const visible = el => el.offsetParent !== null && el.getBoundingClientRect().width > 0;
+// A cell's text as read: innerText, or, in a closed solution (visibility: hidden, where innerText
+// is empty), its textContent, so that a table there is checked by what it holds.
+const text = el => (el.innerText || "").trim() || (el.textContent || "").trim();
 const figures = Array.from(main.querySelectorAll("img")).filter(visible).map(img => ({
   name: (img.closest("figure") || {}).id || img.src.split("/").pop().slice(0, 20),
   alt: img.getAttribute("alt") || "",
@@ -59,15 +62,15 @@ const tables = Array.from(main.querySelectorAll("table")).filter(visible).map(t 
   let box = t.parentElement;
   while (box && box !== main && !scrolls(box)) box = box.parentElement;
   const rowHeads = Array.from(t.querySelectorAll("tbody tr")).map(tr => {
-    const th = tr.querySelector("th"); return th ? th.innerText.trim() : null; });
+    const th = tr.querySelector("th"); return th ? text(th) : null; });
   return {
-    name: ((t.closest("[id]") || {}).id || "") + ": " + cut(t.innerText.trim().split("\n")[0], 50),
+    name: ((t.closest("[id]") || {}).id || "") + ": " + cut(text(t).split("\n")[0], 50),
     width: t.getBoundingClientRect().width,
     box: box && box !== main ? box.clientWidth : main.getBoundingClientRect().width,
-    nan: /(^|\s)NaN(\s|$)/.test(t.innerText),
-    heads: Array.from(t.querySelectorAll("thead th")).map(th => th.innerText.trim()),
+    nan: /(^|\s)NaN(\s|$)/.test(text(t)),
+    heads: Array.from(t.querySelectorAll("thead th")).map(text),
     headRows: Array.from(t.querySelectorAll("thead tr")).map(tr =>
-      Array.from(tr.children).map(c => c.innerText.trim())),
+      Array.from(tr.children).map(text)),
     rowHeads,
   };
 });

@@ -142,7 +142,7 @@ def probes() -> list[Probe]:
     are checked before it does)."""
     import lib
     from lib import approx, data, fastgrid, hyper
-    from lib.checks import sampling
+    from lib.checks import reference, sampling
     from lib import features, likelihood
     from lib.models import gp, probit, softmax
     from lib.report import ml_lab
@@ -235,8 +235,22 @@ def probes() -> list[Probe]:
               extremes={"s2 = 1e-2": dict(s2=1e-2), "s2 = 1e3": dict(s2=1e3)}),
         Probe("approx.fit_ep", approx.fit_ep, dict(Phi=Phi, y=y, s2=1.0),
               dict(Phi=mat(Phi.shape), y=lab(N), s2={**pos(), "1e300": 1e300},
-                   damping={**pos(), "1.5": 1.5}, max_iter=_bad_int(), tol=pos()),
-              extremes={"s2 = 1e-2": dict(s2=1e-2), "s2 = 1e3": dict(s2=1e3)}),
+                   damping={**pos(), "1.5": 1.5}, max_iter=_bad_int(), tol=pos(),
+                   schedule={"None": None, "a typo": "sequental"}),
+              extremes={"s2 = 1e-2": dict(s2=1e-2), "s2 = 1e3": dict(s2=1e3),
+                        "parallel": dict(schedule="parallel", damping=0.5)}),
+        # lib.checks.reference: the exact answer by Monte Carlo
+        Probe("reference.importance_log_z", reference.importance_log_z,
+              dict(Phi=Phi, y=y, s2=1.0, mean=post.w_map, cov=np.linalg.inv(post.precision),
+                   n_draws=200),
+              dict(Phi=mat(Phi.shape), y=lab(N), s2=pos(), mean=vec(M),
+                   cov={**mat((M, M)), "not symmetric": np.triu(np.ones((M, M))),
+                        "not positive definite": -np.eye(M), "wrong shape": np.eye(M + 1)},
+                   n_draws=_bad_int(2), df=pos(), seed=_bad_seed())),
+        Probe("reference.exact_reference (arguments only)", reference.exact_reference,
+              dict(Phi=Phi, y=y, s2=1.0, num_warmup=10, num_draws=10),
+              dict(Phi=mat(Phi.shape), y=lab(N), s2=pos(), seed=_bad_seed(),
+                   num_chains=_bad_int(2), n_is=_bad_int(2), df=pos())),
         # lib: predictive
         Probe("activation_moments", lib.activation_moments, dict(posterior=post, Phi=Phi_te),
               dict(posterior=_bad_object(), Phi=new_rows(Phi_te.shape))),
@@ -543,6 +557,7 @@ def _fn(module, name):
 _MISMATCH = {"one row too few", "one column too many", "wrong length", "wrong columns",
              "2 (< max label + 1)"}
 _SKIP_VALID = {"sampling.sample_posterior (arguments only)", "data.fetch",
+               "reference.exact_reference (arguments only)",
                "sampling.sample_posterior (precondition)"}
 #: probes whose valid call is too slow to repeat for every equivalent input (or not repeatable)
 _SKIP_EQUIVALENT = _SKIP_VALID | {"data.cache_dir", "data.load_lab_data", "data.load_pima",
@@ -558,7 +573,7 @@ MODULES = ("lib", "lib.data", "lib.features", "lib.likelihood", "lib.laplace", "
            "lib.fastgrid.settings",
            "lib.models.gp", "lib.models.probit", "lib.models.softmax", "lib.checks.sampling",
            "lib.report.printed", "lib.report.ml_lab", "lib.approx", "lib.approx.vb",
-           "lib.approx.ep")
+           "lib.approx.ep", "lib.checks.reference")
 
 #: Public names not probed with bad input, and why (everything else must have a probe or say
 #: "(no checks)" in its docstring's first line).
@@ -585,6 +600,8 @@ NOT_PROBED = {
     "lib.report.ml_lab.SplitPaths": "a result type (split_paths())",
     "lib.approx.vb.VariationalPosterior": "a result type (fit_vb())",
     "lib.approx.ep.EPPosterior": "a result type (fit_ep())",
+    "lib.checks.reference.LogEvidenceEstimate": "a result type (importance_log_z())",
+    "lib.checks.reference.ExactReference": "a result type (exact_reference())",
 }
 
 

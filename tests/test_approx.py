@@ -153,3 +153,29 @@ def test_bad_input_gets_an_error_naming_the_argument(fn, kwargs, name):
     Phi, y = _problem(20, 2)
     with pytest.raises((ValueError, TypeError), match=rf"^{name} "):
         fn(**{"Phi": Phi, "y": y, "s2": 1.0, **kwargs})
+
+
+# ---- the exact reference (lib.checks.reference): NUTS with a dense mass and IS for log Z ----
+
+def test_importance_log_z_matches_quadrature_within_its_error():
+    from lib.checks import reference
+    Phi, y = _problem(30, 2, seed=4)
+    mean, cov, log_z = _exact(Phi, y, 2.0)
+    est = reference.importance_log_z(Phi, y, 2.0, mean, cov, n_draws=20_000, seed=1)
+    assert 0 < est.se < 0.01 and abs(est.log_z - log_z) < 4 * est.se
+    assert 0.5 * est.n_draws < est.ess <= est.n_draws and est.max_weight < 0.01
+    with pytest.raises(ValueError, match="^cov "):
+        reference.importance_log_z(Phi, y, 2.0, mean, -cov)
+
+
+def test_exact_reference_agrees_with_quadrature_within_its_monte_carlo_errors():
+    from lib.checks import reference
+    Phi, y = _problem(40, 2, seed=6)
+    Phi = Phi * np.array([1.0, 50.0])              # weights' scales 50x apart: the dense mass
+    mean, cov, log_z = _exact(Phi, y, 10.0)
+    ref = reference.exact_reference(Phi, y, 10.0, num_warmup=300, num_draws=1000, num_chains=2,
+                                    n_is=10_000, seed=0)
+    assert ref.samples.preconditioned and ref.samples.diagnostics()["divergences"] == 0
+    assert np.all(np.abs(ref.mean - mean) < 4 * ref.mcse_mean)
+    assert np.all(np.abs(ref.sd - np.sqrt(np.diag(cov))) < 4 * ref.mcse_sd)
+    assert abs(ref.log_z - log_z) < 4 * ref.evidence.se and ref.evidence.se < 0.02

@@ -34,12 +34,14 @@ counted (``n_skipped``).
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import expit, logsumexp
+from scipy.linalg import cho_solve
+from scipy.special import expit
 
-from lib._validate import as_design_labels, positive_int, positive_scalar, prior_variance
+from lib._validate import as_design_labels, choice, positive_int, positive_scalar, prior_variance
 from lib.approx._gaussian import GaussianApproximation, _activation_moments, _gaussian_from_sites
 from lib.laplace import ConvergenceError
 from lib.likelihood import _log_sigmoid
@@ -76,31 +78,35 @@ class EPPosterior(GaussianApproximation):
     n_iter: int
     converged: bool
     n_skipped: int
-    method: str = "expectation propagation (logistic, adaptive quadrature)"
+    method: str = "expectation propagation (logistic)"
 
 
 def _tilted_mode(mu, v):
     """Mode of ``sigma(a) N(a | mu, v)`` per site (no checks): the root of the decreasing
     ``sigma(-a) - (a - mu) / v``, which lies in ``[mu, mu + v]``; Newton's steps, bisection when
     a step leaves the bracket."""
+    e = expit(-mu)
     lo, hi = mu.copy(), mu + v
-    a = np.minimum(mu + v * expit(-mu), hi)
+    a = mu + e / (e * (1.0 - e) + 1.0 / v)           # Newton's first step, from mu: in the bracket
+    tol = 1e-9 * np.minimum(np.sqrt(v), 1.0 + np.abs(mu))
     for _ in range(200):
-        g = expit(-a) - (a - mu) / v
+        e = expit(-a)
+        g = e - (a - mu) / v
         lo, hi = np.where(g > 0, a, lo), np.where(g > 0, hi, a)
-        step = g / (expit(a) * expit(-a) + 1.0 / v)
-        a_new = np.where((a + step > lo) & (a + step < hi), a + step, 0.5 * (lo + hi))
-        if np.all(np.abs(a_new - a) <= 1e-9 * np.minimum(np.sqrt(v), 1.0 + np.abs(a))):
-            return a_new
-        a = a_new
+        step = g / (e * (1.0 - e) + 1.0 / v)
+        if np.all(np.abs(step) <= tol):
+            return a + step
+        a = np.where((a + step > lo) & (a + step < hi), a + step, 0.5 * (lo + hi))
     return a
 
 
 def _moments_on_nodes(log_w, a, m):
     """``log`` of the summed weights and the mean and variance of the nodes ``a`` (K, Q) under
     the weights ``exp(log_w)``, the mean computed about ``m`` (K,) against cancellation."""
-    log_z = logsumexp(log_w, axis=1)
-    p = np.exp(log_w - log_z[:, None])
+    top = np.max(log_w, axis=1, keepdims=True)          # log-sum-exp (scipy's is slow here)
+    p = np.exp(log_w - top)
+    total = np.sum(p, axis=1)
+    log_z, p = top[:, 0] + np.log(total), p / total[:, None]
     d = a - m[:, None]
     e1 = np.einsum("ij,ij->i", p, d)
     return log_z, m + e1, np.einsum("ij,ij->i", p, (d - e1[:, None])**2)
@@ -168,50 +174,91 @@ def _log_evidence(Phi, s2, L, m, tau, nu, s):
                  - np.sum(np.log(np.diag(L))) + 0.5 * m @ b)
 
 
-def fit_ep(Phi, y, s2, *, damping: float = 0.5, max_iter: int = 1000, tol: float = 1e-9) -> EPPosterior:
-    """Expectation propagation (parallel, damped) for the logistic likelihood.
+def fit_ep(Phi, y, s2, *, schedule: str = "sequential", damping: float = 1.0,
+           max_iter: int = 1000, tol: float = 1e-9) -> EPPosterior:
+    """Expectation propagation for the logistic likelihood.
 
     ``Phi`` (N, M) the design, ``y`` (N,) labels 0/1, ``s2`` the prior variance of
-    ``w ~ N(0, s2 I)``; ``damping`` in (0, 1] the step towards the new sites (1 undamped);
-    ``max_iter`` the most iterations; ``tol`` the convergence test on the largest relative
-    change of a site parameter. Starts from the prior (all sites zero). Returns an :class:`EPPosterior`
-    (``converged=False`` if ``max_iter`` ran out).
+    ``w ~ N(0, s2 I)``; ``schedule`` ``"sequential"`` (site by site, ``q`` updated after each by
+    a rank-one step and rebuilt by Cholesky after each sweep: R&W alg. 3.5, robust) or
+    ``"parallel"`` (all sites from one ``q``, then ``q`` rebuilt: one Cholesky per sweep, fast for
+    large N, but it can diverge from the prior when the cavities are wide, e.g. on unstandardised
+    inputs: then lower ``damping``); ``damping`` in (0, 1] the step towards the new sites (1
+    undamped); ``max_iter`` the most sweeps; ``tol`` the convergence test (module docstring).
+    Starts from the prior (all sites zero). Returns an :class:`EPPosterior`; if ``max_iter`` ran
+    out, ``converged=False`` and a ``RuntimeWarning`` says so.
     """
     Phi, y = as_design_labels(Phi, y, ("Phi", "y"))
+    schedule = choice(schedule, "schedule", ("sequential", "parallel"))
     damping = positive_scalar(damping, "damping")
     if damping > 1.0:
         raise ValueError(f"damping must be in (0, 1] (1 undamped), got {damping!r}")
-    return _fit_ep(Phi, y, prior_variance(s2, "s2"), damping, positive_int(max_iter, "max_iter"),
-                   positive_scalar(tol, "tol"))
+    return _fit_ep(Phi, y, prior_variance(s2, "s2"), schedule, damping,
+                   positive_int(max_iter, "max_iter"), positive_scalar(tol, "tol"))
 
 
-def _fit_ep(Phi, y, s2, damping, max_iter, tol) -> EPPosterior:
+def _site_update(mu, v, tau, nu, s, damping):
+    """Damped new sites ``tau, nu`` from ``q``'s activation moments ``mu, v`` (arrays (K,)), and
+    how many were skipped (a non-positive cavity precision or a negative new site precision)."""
+    tau_c, nu_c = _cavity(mu, v, tau, nu)            # R&W eq. 3.56
+    ok = tau_c > 0
+    tau_c = np.where(ok, tau_c, 1.0)                 # placeholder, never used where not ok
+    _, mu_hat, v_hat = _tilted_moments(nu_c / tau_c, 1.0 / tau_c, s)        # eq. 3.58
+    tau_new = 1.0 / v_hat - tau_c                    # eq. 3.59
+    tau_new = np.where(tau_new < 0, np.where(tau_new > -1e-10 * tau_c, 0.0, -1.0), tau_new)
+    ok &= tau_new >= 0                               # (rounding below 0 taken as 0)
+    tau_next = np.where(ok, (1.0 - damping) * tau + damping * tau_new, tau)
+    nu_next = np.where(ok, (1.0 - damping) * nu + damping * (mu_hat / v_hat - nu_c), nu)
+    return tau_next, nu_next, int(ok.size - np.sum(ok))
+
+
+def _parallel_sweep(Phi, s, tau, nu, L, m, damping):
+    """Every site from the same ``q``; the new sites (no checks)."""
+    mu, v = _activation_moments(Phi, L, m)
+    return _site_update(mu, v, tau, nu, s, damping)
+
+
+def _sequential_sweep(Phi, s, tau, nu, L, m, damping):
+    """The sites one by one, ``q`` (covariance ``S``, mean ``m``) updated after each by
+    Sherman-Morrison: ``A + dtau phi phi^T``, ``b + dnu phi``; the new sites (no checks)."""
+    S, m = cho_solve((L, True), np.eye(L.shape[0])), m.copy()
+    tau, nu, skipped = tau.copy(), nu.copy(), 0
+    for n, phi in enumerate(Phi):
+        s_phi = S @ phi
+        mu, v = phi @ m, phi @ s_phi
+        t, u, k = _site_update(np.array([mu]), np.array([v]), tau[n:n + 1], nu[n:n + 1],
+                               s[n:n + 1], damping)
+        d_tau, d_nu, skipped = t[0] - tau[n], u[0] - nu[n], skipped + k
+        c = 1.0 + d_tau * v                          # = (tau_c + tau_new) / (tau_c + tau) > 0
+        S -= np.outer(s_phi, s_phi * (d_tau / c))
+        m += s_phi * ((d_nu - d_tau * mu) / c)
+        tau[n], nu[n] = t[0], u[0]
+    return tau, nu, skipped
+
+
+def _fit_ep(Phi, y, s2, schedule, damping, max_iter, tol) -> EPPosterior:
     """:func:`fit_ep` on checked arguments (no checks)."""
-    N = Phi.shape[0]
+    sweep = _sequential_sweep if schedule == "sequential" else _parallel_sweep
     s = 2.0 * y - 1.0
-    tau, nu = np.zeros(N), np.zeros(N)                    # R&W alg. 3.5, line 2: sites at 0
+    tau, nu = np.zeros(Phi.shape[0]), np.zeros(Phi.shape[0])      # R&W alg. 3.5: sites at 0
     L, m = _gaussian_from_sites(Phi, s2, tau, Phi.T @ nu)
     n_skipped, converged = 0, False
-    for it in range(1, max_iter + 1):                     # line 3: repeat
-        mu, v = _activation_moments(Phi, L, m)
-        tau_c, nu_c = _cavity(mu, v, tau, nu)             # line 5: cavity (eq. 3.56)
-        ok = tau_c > 0
-        tau_c = np.where(ok, tau_c, 1.0)                  # placeholder, never used where not ok
-        _, mu_hat, v_hat = _tilted_moments(nu_c / tau_c, 1.0 / tau_c, s)  # eq. 3.58
-        tau_new = 1.0 / v_hat - tau_c                     # line 7: site update (eq. 3.59)
-        nu_new = mu_hat / v_hat - nu_c
-        ok &= tau_new >= 0
-        n_skipped += int(N - np.sum(ok))
-        tau_next = np.where(ok, (1.0 - damping) * tau + damping * tau_new, tau)
-        nu_next = np.where(ok, (1.0 - damping) * nu + damping * nu_new, nu)
+    for it in range(1, max_iter + 1):
+        tau_next, nu_next, skipped = sweep(Phi, s, tau, nu, L, m, damping)
         change = max(np.max(np.abs(tau_next - tau) / (1.0 + np.abs(tau))),
                      np.max(np.abs(nu_next - nu) / (1.0 + np.abs(nu))))
-        tau, nu = tau_next, nu_next
-        # line 8 (parallel form): recompute q from all sites at once, by Cholesky
-        L, m = _gaussian_from_sites(Phi, s2, tau, Phi.T @ nu)
+        tau, nu, n_skipped = tau_next, nu_next, n_skipped + skipped
+        L, m = _gaussian_from_sites(Phi, s2, tau, Phi.T @ nu)     # q from all sites, by Cholesky
         if change <= tol:
             converged = True
             break
+    if not converged:
+        warnings.warn(f"fit_ep ({schedule}, damping {damping:g}) did not converge in {max_iter} "
+                      f"sweeps: the sites still changed by {change:.2g} (relative) > tol = {tol:.2g}; "
+                      "the result (converged=False) is not EP's fixed point"
+                      + ("; try schedule='sequential'" if schedule == "parallel" else ""),
+                      RuntimeWarning, stacklevel=3)
     return EPPosterior(mean=m, chol=L, s2=s2, site_precision=tau, site_shift=nu,
                        log_evidence=_log_evidence(Phi, s2, L, m, tau, nu, s),
-                       n_iter=it, converged=converged, n_skipped=n_skipped)
+                       n_iter=it, converged=converged, n_skipped=n_skipped,
+                       method=f"expectation propagation (logistic, {schedule})")

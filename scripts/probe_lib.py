@@ -235,8 +235,8 @@ def probes() -> list[Probe]:
               extremes={"s2 = 1e-2": dict(s2=1e-2), "s2 = 1e3": dict(s2=1e3)}),
         Probe("approx.fit_ep", approx.fit_ep, dict(Phi=Phi, y=y, s2=1.0),
               dict(Phi=mat(Phi.shape), y=lab(N), s2={**pos(), "1e300": 1e300},
-                   damping={**pos(), "1.5": 1.5}, max_iter=_bad_int(), tol=pos(),
-                   schedule={"None": None, "a typo": "sequental"}),
+                   damping={**{k: v for k, v in pos().items() if k != "None"}, "1.5": 1.5},
+                   max_iter=_bad_int(), tol=pos(), schedule={"None": None, "a typo": "sequental"}),
               extremes={"s2 = 1e-2": dict(s2=1e-2), "s2 = 1e3": dict(s2=1e3),
                         "parallel": dict(schedule="parallel", damping=0.5)}),
         # lib.checks.reference: the exact answer by Monte Carlo
@@ -250,7 +250,7 @@ def probes() -> list[Probe]:
         Probe("reference.exact_reference (arguments only)", reference.exact_reference,
               dict(Phi=Phi, y=y, s2=1.0, num_warmup=10, num_draws=10),
               dict(Phi=mat(Phi.shape), y=lab(N), s2=pos(), seed=_bad_seed(),
-                   num_chains=_bad_int(2), n_is=_bad_int(2), df=pos())),
+                   num_chains=_bad_int(2), n_is=_bad_int(2), df=pos(), cache=_bad_bool())),
         # lib: predictive
         Probe("activation_moments", lib.activation_moments, dict(posterior=post, Phi=Phi_te),
               dict(posterior=_bad_object(), Phi=new_rows(Phi_te.shape))),

@@ -1,36 +1,47 @@
 """Expectation propagation for Bayesian logistic regression, in weight space.
 
 Minka (2001); Rasmussen & Williams (2006) §3.6, algorithm 3.5, here with the weights ``w``
-instead of the latent function and the *parallel* schedule (all sites at once, damped). Each
-likelihood term ``sigma(s_n a_n)`` (``a_n = phi_n^T w``, ``s_n = 2 y_n - 1``) is replaced by an
-unnormalised Gaussian site in ``a_n`` with precision ``tau_n`` and shift ``nu_n``, so that::
+instead of the latent function. Each likelihood term ``sigma(s_n a_n)`` (``a_n = phi_n^T w``,
+``s_n = 2 y_n - 1``) is replaced by an unnormalised Gaussian site in ``a_n`` with precision
+``tau_n`` and shift ``nu_n``, so that::
 
     q(w) = N(m, A^{-1}),   A = I / s2 + Phi^T diag(tau) Phi,   A m = Phi^T nu.
 
-One iteration (R&W eq. 3.56-3.59): the cavity ``N(a_n | mu_c, v_c)`` (``q``'s marginal of
+A site's update (R&W eq. 3.56-3.59): the cavity ``N(a_n | mu_c, v_c)`` (``q``'s marginal of
 ``a_n`` with site ``n`` removed), the moments of the tilted distribution
 ``sigma(s_n a) N(a | mu_c, v_c) / Z_n``, and the site that matches them::
 
     tau_n = 1 / v_hat - 1 / v_c,   nu_n = mu_hat / v_hat - mu_c / v_c.
+
+**Schedules.** *Sequential* (the default, R&W's): the sites in turn, ``q`` updated after each
+(a rank-one step), rebuilt by Cholesky after each sweep against drift. *Parallel*: every site
+from the same ``q``, then ``q`` rebuilt once per sweep; cheaper per sweep for large N, but from
+the prior with wide cavities (unstandardised inputs) all sites overshoot together and it can
+diverge (seen on the Pima data even at damping 0.5); damping is its remedy.
 
 **Tilted moments** (:func:`_tilted_moments`): the logistic ones have no closed form (the probit
 link's do: R&W eq. 3.58; a mixture of probits would miss the logistic tails by orders of
 magnitude where ``Z_n`` is small). Quadrature on the cavity itself fails for wide cavities: the
 sigmoid's step, of width about 1 (its poles at ``a = +-i pi``), falls between the nodes. So the
 rule adapts to each site's tilted density ``sigma(a) N(a | mu, v)`` (log-concave), centred at its
-mode: for a narrow cavity (sd at most :data:`NARROW_SD`) Gauss-Hermite, 32 nodes, centred and
-scaled at the mode and curvature (the tilted density is near-Gaussian there); for a wider one,
-composite Gauss-Legendre (24 panels of 8 nodes) over the mode +- 9 cavity sds in the variable
-``u = asinh(a / pi)``, whose panels are about 1 wide near the step and widen with ``|a|`` where
-only the Gaussian varies. Checked against adaptive quadrature (``scipy.integrate.quad``): relative
+mode: where the tilted density is near-Gaussian (a cavity sd at most :data:`NARROW_SD`, or the
+step 8 cavity sds or more beyond the mode, on the side where ``sigma`` is near 1) Gauss-Hermite,
+32 nodes, centred and scaled at the mode and curvature; elsewhere composite Gauss-Legendre (48
+panels of 8 nodes) over the mode +- 9 cavity sds in the variable ``u = asinh(a / pi)``, whose
+panels are about 1 wide near the step and widen with ``|a|`` where only the Gaussian varies.
+Checked against adaptive quadrature (``scipy.integrate.quad``, tests/test_approx.py): relative
 errors of ``log Z_n``, mean (relative to the larger of ``|mean|`` and the sd) and variance below
-``1e-10`` for cavity sds ``1e-3`` to ``1000`` and ``|mu| <= 50``. **Damping**: ``tau <- (1 - d) tau + d tau_new`` (and ``nu``), ``d = damping`` in
-(0, 1], 1 undamped. **Convergence**: the largest change of a site parameter, relative,
-``max |Delta tau| / (1 + |tau|)`` and the same for ``nu``, at most ``tol``. **Negative
+``1e-9`` for cavity sds ``1e-3`` to ``100`` with ``|mu| <= 50``, and with ``|mu|`` up to 12 sds.
+
+**Damping**: ``tau <- (1 - d) tau + d tau_new`` (and ``nu``), ``d = damping`` in (0, 1], 1
+undamped. **Convergence**: over one sweep, the largest change of a site parameter, relative,
+``max |Delta tau| / (1 + |tau|)`` and the same for ``nu``, at most ``tol``, with no site
+skipped in that sweep; a fit that runs out
+of sweeps says so (``converged=False`` and a ``RuntimeWarning``). **Negative
 precisions**: the logistic likelihood is log-concave, so in exact arithmetic every cavity and
-site precision is non-negative; a site whose cavity precision is not positive or whose new
-precision is negative (rounding, quadrature error) is not updated in that iteration, and
-counted (``n_skipped``).
+site precision is non-negative; a new site precision below 0 by at most ``1e-10`` of the
+cavity's is rounding, taken as 0; a site whose cavity precision is not positive or whose new
+precision is more negative is not updated in that sweep, and counted (``n_skipped``).
 """
 from __future__ import annotations
 
@@ -39,6 +50,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.linalg import cho_solve
+from scipy.linalg.blas import dsymv, dsyr
 from scipy.special import expit
 
 from lib._validate import as_design_labels, choice, positive_int, positive_scalar, prior_variance
@@ -51,7 +63,7 @@ NARROW_SD = 1.0
 _GH_Z, _GH_W = np.polynomial.hermite_e.hermegauss(32)       # weight exp(-z^2 / 2)
 
 
-def _composite_legendre(panels: int = 24, nodes: int = 8):
+def _composite_legendre(panels: int = 48, nodes: int = 8):
     """Composite Gauss-Legendre nodes (panels * nodes,) on [0, 1] and their weights."""
     x, w = np.polynomial.legendre.leggauss(nodes)
     edges = np.linspace(0.0, 1.0, panels + 1)
@@ -118,7 +130,8 @@ def _tilted_moments(mu, v, s):
     mu_s = s * mu                                  # sigma(s a): a -> s a flips the mean only
     m = _tilted_mode(mu_s, v)
     log_z, mean, var = np.empty_like(mu), np.empty_like(mu), np.empty_like(mu)
-    narrow = v <= NARROW_SD**2
+    # near-Gaussian tilted densities: a narrow cavity, or the step 8 sds or more left of the mode
+    narrow = (v <= NARROW_SD**2) | (m >= 8.0 * np.sqrt(v))
     for part, quad in ((narrow, _at_mode_hermite), (~narrow, _asinh_legendre)):
         if np.any(part):
             log_z[part], mean[part], var[part] = quad(mu_s[part], v[part], m[part])
@@ -174,7 +187,7 @@ def _log_evidence(Phi, s2, L, m, tau, nu, s):
                  - np.sum(np.log(np.diag(L))) + 0.5 * m @ b)
 
 
-def fit_ep(Phi, y, s2, *, schedule: str = "sequential", damping: float = 1.0,
+def fit_ep(Phi, y, s2, *, schedule: str = "sequential", damping: float | None = None,
            max_iter: int = 1000, tol: float = 1e-9) -> EPPosterior:
     """Expectation propagation for the logistic likelihood.
 
@@ -184,12 +197,13 @@ def fit_ep(Phi, y, s2, *, schedule: str = "sequential", damping: float = 1.0,
     ``"parallel"`` (all sites from one ``q``, then ``q`` rebuilt: one Cholesky per sweep, fast for
     large N, but it can diverge from the prior when the cavities are wide, e.g. on unstandardised
     inputs: then lower ``damping``); ``damping`` in (0, 1] the step towards the new sites (1
-    undamped); ``max_iter`` the most sweeps; ``tol`` the convergence test (module docstring).
+    undamped; ``None``: 1 sequential, 0.5 parallel); ``max_iter`` the most sweeps; ``tol`` the convergence test (module docstring).
     Starts from the prior (all sites zero). Returns an :class:`EPPosterior`; if ``max_iter`` ran
     out, ``converged=False`` and a ``RuntimeWarning`` says so.
     """
     Phi, y = as_design_labels(Phi, y, ("Phi", "y"))
     schedule = choice(schedule, "schedule", ("sequential", "parallel"))
+    damping = (1.0 if schedule == "sequential" else 0.5) if damping is None else damping
     damping = positive_scalar(damping, "damping")
     if damping > 1.0:
         raise ValueError(f"damping must be in (0, 1] (1 undamped), got {damping!r}")
@@ -220,17 +234,18 @@ def _parallel_sweep(Phi, s, tau, nu, L, m, damping):
 
 def _sequential_sweep(Phi, s, tau, nu, L, m, damping):
     """The sites one by one, ``q`` (covariance ``S``, mean ``m``) updated after each by
-    Sherman-Morrison: ``A + dtau phi phi^T``, ``b + dnu phi``; the new sites (no checks)."""
-    S, m = cho_solve((L, True), np.eye(L.shape[0])), m.copy()
-    tau, nu, skipped = tau.copy(), nu.copy(), 0
+    Sherman-Morrison for ``A + dtau phi phi^T``, ``b + dnu phi`` (BLAS ``dsymv``/``dsyr`` on
+    ``S``'s lower triangle, in place); the new sites (no checks)."""
+    S = np.asfortranarray(cho_solve((L, True), np.eye(L.shape[0])))
+    m, tau, nu, skipped = m.copy(), tau.copy(), nu.copy(), 0
     for n, phi in enumerate(Phi):
-        s_phi = S @ phi
+        s_phi = dsymv(1.0, S, phi, lower=1)
         mu, v = phi @ m, phi @ s_phi
         t, u, k = _site_update(np.array([mu]), np.array([v]), tau[n:n + 1], nu[n:n + 1],
                                s[n:n + 1], damping)
         d_tau, d_nu, skipped = t[0] - tau[n], u[0] - nu[n], skipped + k
         c = 1.0 + d_tau * v                          # = (tau_c + tau_new) / (tau_c + tau) > 0
-        S -= np.outer(s_phi, s_phi * (d_tau / c))
+        S = dsyr(-d_tau / c, s_phi, a=S, lower=1, overwrite_a=1)
         m += s_phi * ((d_nu - d_tau * mu) / c)
         tau[n], nu[n] = t[0], u[0]
     return tau, nu, skipped
@@ -249,13 +264,14 @@ def _fit_ep(Phi, y, s2, schedule, damping, max_iter, tol) -> EPPosterior:
                      np.max(np.abs(nu_next - nu) / (1.0 + np.abs(nu))))
         tau, nu, n_skipped = tau_next, nu_next, n_skipped + skipped
         L, m = _gaussian_from_sites(Phi, s2, tau, Phi.T @ nu)     # q from all sites, by Cholesky
-        if change <= tol:
+        if change <= tol and skipped == 0:
             converged = True
             break
     if not converged:
         warnings.warn(f"fit_ep ({schedule}, damping {damping:g}) did not converge in {max_iter} "
-                      f"sweeps: the sites still changed by {change:.2g} (relative) > tol = {tol:.2g}; "
-                      "the result (converged=False) is not EP's fixed point"
+                      f"sweeps: the sites still changed by {change:.2g} (relative; tol = {tol:.2g}) "
+                      f"and {skipped} site update(s) were skipped in the last sweep; the result "
+                      "(converged=False) is not EP's fixed point"
                       + ("; try schedule='sequential'" if schedule == "parallel" else ""),
                       RuntimeWarning, stacklevel=3)
     return EPPosterior(mean=m, chol=L, s2=s2, site_precision=tau, site_shift=nu,

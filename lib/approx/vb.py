@@ -21,6 +21,7 @@ Gaussian update is the mean-field scheme with ``E[omega_n] = tanh(xi_n / 2) / (2
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -79,8 +80,8 @@ def fit_vb(Phi, y, s2, *, max_iter: int = 500, tol: float = 1e-10) -> Variationa
     ``Phi`` (N, M) the design, ``y`` (N,) labels 0/1, ``s2`` the prior variance of
     ``w ~ N(0, s2 I)``; ``max_iter`` the most ``xi`` updates; ``tol``: converged when the bound
     rises by at most ``tol (1 + |ELBO|)`` and ``max |Delta xi| <= sqrt(tol) (1 + max xi)``.
-    Starts from ``xi = 0`` (``lambda = 1/8``). Returns a :class:`VariationalPosterior`
-    (``converged=False`` if ``max_iter`` ran out).
+    Starts from ``xi = 0`` (``lambda = 1/8``). Returns a :class:`VariationalPosterior`; if
+    ``max_iter`` ran out, ``converged=False`` and a ``RuntimeWarning`` says so.
     """
     Phi, y = as_design_labels(Phi, y, ("Phi", "y"))
     return _fit_vb(Phi, y, prior_variance(s2, "s2"), positive_int(max_iter, "max_iter"),
@@ -103,5 +104,10 @@ def _fit_vb(Phi, y, s2, max_iter, tol) -> VariationalPosterior:
             converged = True
             break
         xi = xi_new
+    if not converged:
+        warnings.warn(f"fit_vb did not converge in {max_iter} updates: the bound still rose by "
+                      f"{trace[-1] - trace[-2]:.2g} at the last (tol = {tol:.2g}); the result "
+                      "(converged=False) is a valid lower bound but not its maximum",
+                      RuntimeWarning, stacklevel=3)
     return VariationalPosterior(mean=m, chol=L, s2=s2, xi=xi, elbo=trace[-1],
                                 elbo_trace=np.array(trace), n_iter=it, converged=converged)

@@ -8,13 +8,18 @@ size); Owen (2013), ch. 9 (importance sampling, its standard error and effective
 """
 from __future__ import annotations
 
+import functools
+import hashlib
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+import scipy
+from joblib import Memory
 from scipy.linalg import cholesky, solve_triangular
 from scipy.special import gammaln, logsumexp
 
-from lib._validate import as_matrix, as_vector, int_at_least, positive_scalar
+from lib._validate import as_matrix, as_vector, flag, int_at_least, positive_scalar
 from lib.checks import sampling
 from lib.laplace import fit_laplace
 
@@ -106,7 +111,7 @@ class ExactReference:
 
 def exact_reference(Phi, y, s2, *, num_warmup: int = 1000, num_draws: int = 5000,
                     num_chains: int = 4, n_is: int = 50_000, df: float = 5.0,
-                    seed: int = 0) -> ExactReference:
+                    seed: int = 0, cache: bool = True) -> ExactReference:
     """The exact posterior's moments and ``log Z``, with their Monte Carlo errors.
 
     ``Phi`` (N, M), ``y`` (N,) labels 0/1, ``s2`` the prior variance. NUTS
@@ -115,12 +120,23 @@ def exact_reference(Phi, y, s2, *, num_warmup: int = 1000, num_draws: int = 5000
     where the posterior's sds span orders of magnitude, as on unstandardised inputs);
     ``num_warmup``, ``num_draws`` per chain, ``num_chains``; then :func:`importance_log_z` with
     ``n_is`` draws from a Student-t (``df``) with the draws' mean and covariance. Seeded by
-    ``seed`` (both parts). Returns an :class:`ExactReference`.
+    ``seed`` (both parts). ``cache``: keep the result on disk (:class:`joblib.Memory` under
+    ``<BLC_CACHE_DIR>/references``, as :func:`lib.fastgrid.evidence_grid` keeps its tables),
+    keyed by the arguments and :func:`code_digest`; a folder that cannot be made is skipped.
+    Returns an :class:`ExactReference`.
     """
     Phi, y, s2 = sampling._problem(Phi, y, s2)
     seed = int_at_least(seed, "seed", 0)
     n_is, df = int_at_least(n_is, "n_is", 2), positive_scalar(df, "df")
-    # sample_posterior checks the sampler's arguments before it compiles anything
+    num_warmup, num_draws, num_chains = sampling._sampler_settings(num_warmup, num_draws, num_chains)
+    cache = flag(cache, "cache")
+    compute = _memory().cache(_exact_reference) if cache else _exact_reference
+    return compute(Phi, y, s2, num_warmup, num_draws, num_chains, n_is, df, seed,
+                   code_digest() if cache else "")
+
+
+def _exact_reference(Phi, y, s2, num_warmup, num_draws, num_chains, n_is, df, seed, code):
+    """:func:`exact_reference` on checked arguments (``code``: part of the cache's key only)."""
     run = sampling.sample_posterior(Phi, y, s2, precondition=fit_laplace(Phi, y, s2),
                                     num_warmup=num_warmup, num_draws=num_draws,
                                     num_chains=num_chains, seed=seed)
@@ -135,3 +151,29 @@ def exact_reference(Phi, y, s2, *, num_warmup: int = 1000, num_draws: int = 5000
     return ExactReference(samples=run, mean=mean, cov=cov, sd=sd,
                           mcse_mean=sd / np.sqrt(sampling._ess(draws)), mcse_sd=mcse_sd,
                           evidence=evidence)
+
+
+def _memory() -> Memory:
+    """The disk cache, ``<cache>/references``; none (``Memory(None)``) where it cannot be made."""
+    from lib.data import cache_dir
+
+    try:
+        return Memory(cache_dir() / "references", verbose=0)
+    except OSError:
+        return Memory(None, verbose=0)
+
+
+@functools.cache
+def code_digest() -> str:
+    """SHA-256 of the code a reference is computed by (``lib``'s top-level modules and
+    ``lib.checks``) and of numpy's, scipy's, jax's and numpyro's versions: part of the cache's
+    key. Computed once per process."""
+    import jax
+    import numpyro
+
+    root = Path(__file__).parents[1]
+    digest = hashlib.sha256(f"numpy {np.__version__} scipy {scipy.__version__} jax "
+                            f"{jax.__version__} numpyro {numpyro.__version__}".encode())
+    for path in sorted([*root.glob("*.py"), *root.glob("checks/*.py")]):
+        digest.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
+    return digest.hexdigest()

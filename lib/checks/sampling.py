@@ -235,9 +235,7 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
     """
     Phi, y, s2 = _problem(Phi, y, s2)
     M = Phi.shape[1]
-    num_warmup = int_at_least(num_warmup, "num_warmup", 1)
-    num_draws = int_at_least(num_draws, "num_draws", 4)
-    num_chains = int_at_least(num_chains, "num_chains", 2)
+    num_warmup, num_draws, num_chains = _sampler_settings(num_warmup, num_draws, num_chains)
     seed = int_at_least(seed, "seed", 0)
     target_accept = fraction(target_accept, "target_accept", open_interval=True)
     init_scale = positive_scalar(init_scale, "init_scale")
@@ -271,6 +269,12 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
                             diverging=np.asarray(extra["diverging"], dtype=bool),
                             num_steps=np.asarray(extra["num_steps"], dtype=int),
                             preconditioned=precondition is not None)
+
+
+def _sampler_settings(num_warmup, num_draws, num_chains) -> tuple[int, int, int]:
+    """The checked run lengths of :func:`sample_posterior`."""
+    return (int_at_least(num_warmup, "num_warmup", 1), int_at_least(num_draws, "num_draws", 4),
+            int_at_least(num_chains, "num_chains", 2))
 
 
 def _ess(x: np.ndarray) -> np.ndarray:

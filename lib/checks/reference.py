@@ -8,14 +8,9 @@ size); Owen (2013), ch. 9 (importance sampling, its standard error and effective
 """
 from __future__ import annotations
 
-import functools
-import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
-import scipy
-from joblib import Memory
 from scipy.linalg import cholesky, solve_triangular
 from scipy.special import gammaln, logsumexp
 
@@ -120,60 +115,22 @@ def exact_reference(Phi, y, s2, *, num_warmup: int = 1000, num_draws: int = 5000
     where the posterior's sds span orders of magnitude, as on unstandardised inputs);
     ``num_warmup``, ``num_draws`` per chain, ``num_chains``; then :func:`importance_log_z` with
     ``n_is`` draws from a Student-t (``df``) with the draws' mean and covariance. Seeded by
-    ``seed`` (both parts). ``cache``: keep the result on disk (:class:`joblib.Memory` under
-    ``<BLC_CACHE_DIR>/references``, as :func:`lib.fastgrid.evidence_grid` keeps its tables),
-    keyed by the arguments and :func:`code_digest`; a folder that cannot be made is skipped.
-    Returns an :class:`ExactReference`.
+    ``seed`` (both parts). ``cache``: keep the draws on disk (``sample_posterior``'s
+    ``cache``); the importance sampling, a second at most, is computed again. Returns an
+    :class:`ExactReference`.
     """
     Phi, y, s2 = sampling._problem(Phi, y, s2)
     seed = int_at_least(seed, "seed", 0)
     n_is, df = int_at_least(n_is, "n_is", 2), positive_scalar(df, "df")
     num_warmup, num_draws, num_chains = sampling._sampler_settings(num_warmup, num_draws, num_chains)
-    cache = flag(cache, "cache")
-    compute = _memory().cache(_exact_reference) if cache else _exact_reference
-    return compute(Phi, y, s2, num_warmup, num_draws, num_chains, n_is, df, seed,
-                   code_digest() if cache else "")
-
-
-def _exact_reference(Phi, y, s2, num_warmup, num_draws, num_chains, n_is, df, seed, code):
-    """:func:`exact_reference` on checked arguments (``code``: part of the cache's key only)."""
     run = sampling.sample_posterior(Phi, y, s2, precondition=fit_laplace(Phi, y, s2),
                                     num_warmup=num_warmup, num_draws=num_draws,
-                                    num_chains=num_chains, seed=seed)
-    draws, flat = run.draws, run.flat
+                                    num_chains=num_chains, seed=seed, cache=flag(cache, "cache"))
+    flat = run.flat
     mean = flat.mean(axis=0)
-    dev = flat - mean
-    cov = dev.T @ dev / flat.shape[0]
-    sd = np.sqrt(np.diag(cov))
-    sq = (draws - mean) ** 2
-    mcse_sd = sq.reshape(-1, mean.shape[0]).std(axis=0) / np.sqrt(sampling._ess(sq)) / (2 * sd)
+    cov = (flat - mean).T @ (flat - mean) / flat.shape[0]
+    moments = sampling.sample_moments(run.draws)
     evidence = _importance_log_z(Phi, y, s2, mean, cholesky(cov, lower=True), n_is, df, seed)
-    return ExactReference(samples=run, mean=mean, cov=cov, sd=sd,
-                          mcse_mean=sd / np.sqrt(sampling._ess(draws)), mcse_sd=mcse_sd,
+    return ExactReference(samples=run, mean=mean, cov=cov, sd=np.sqrt(np.diag(cov)),
+                          mcse_mean=moments["mcse_mean"], mcse_sd=moments["mcse_sd"],
                           evidence=evidence)
-
-
-def _memory() -> Memory:
-    """The disk cache, ``<cache>/references``; none (``Memory(None)``) where it cannot be made."""
-    from lib.data import cache_dir
-
-    try:
-        return Memory(cache_dir() / "references", verbose=0)
-    except OSError:
-        return Memory(None, verbose=0)
-
-
-@functools.cache
-def code_digest() -> str:
-    """SHA-256 of the code a reference is computed by (``lib``'s top-level modules and
-    ``lib.checks``) and of numpy's, scipy's, jax's and numpyro's versions: part of the cache's
-    key. Computed once per process."""
-    import jax
-    import numpyro
-
-    root = Path(__file__).parents[1]
-    digest = hashlib.sha256(f"numpy {np.__version__} scipy {scipy.__version__} jax "
-                            f"{jax.__version__} numpyro {numpyro.__version__}".encode())
-    for path in sorted([*root.glob("*.py"), *root.glob("checks/*.py")]):
-        digest.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
-    return digest.hexdigest()

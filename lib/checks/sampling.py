@@ -25,10 +25,11 @@ import numpy as np
 from scipy.linalg import solve_triangular
 from scipy.special import expit, logsumexp
 
+from lib._cache import code_digest as _code_digest, disk_cache
 from lib.laplace import LaplacePosterior, prior_quadratic
 from lib.likelihood import _log_sigmoid
-from lib._validate import (_real_array, as_design, as_design_labels, as_matrix, fraction,
-                           instance, int_at_least, positive_scalar)
+from lib._validate import (_real_array, as_design, as_design_labels, as_matrix, flag,
+                           fraction, instance, int_at_least, positive_scalar)
 
 try:  # the sampler's framework; the quadrature needs only NumPy
     import jax
@@ -206,7 +207,8 @@ def _each_program_compiled_once():
 
 def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
                      num_draws: int = 500, num_chains: int = 2, seed: int = 0,
-                     target_accept: float = 0.8, init_scale: float = 2.0) -> PosteriorSamples:
+                     target_accept: float = 0.8, init_scale: float = 2.0,
+                     cache: bool = False) -> PosteriorSamples:
     """Draw from the exact posterior ``p(w | y) ∝ exp(Psi(w))`` with NumPyro's NUTS.
 
     Chains run one after the other on the CPU, from starting points drawn at random (an
@@ -228,6 +230,12 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
         NUTS's target acceptance probability, in (0, 1).
     init_scale : float
         Standard deviation of the random starting points.
+    cache : bool
+        Keep the draws on disk (:class:`joblib.Memory` under ``<BLC_CACHE_DIR>/references``, as
+        :func:`lib.fastgrid.evidence_grid` keeps its tables) and return them from there when the
+        same run is asked again (by this or another chapter). The key: the arguments and
+        :func:`code_digest` (the code, the packages' versions and Python's). A folder that
+        cannot be made is skipped.
 
     Returns
     -------
@@ -239,14 +247,22 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
     seed = int_at_least(seed, "seed", 0)
     target_accept = fraction(target_accept, "target_accept", open_interval=True)
     init_scale = positive_scalar(init_scale, "init_scale")
-
-    psi = log_posterior_fn(Phi, y, s2)
     if precondition is None:
         shift, T = np.zeros(M), np.eye(M)
     else:
         post = _laplace(precondition, M, "precondition")
         shift = post.w_map
         T = solve_triangular(post.chol, np.eye(M), lower=True).T    # L^{-T}
+    run = disk_cache("references").cache(_sample) if flag(cache, "cache") else _sample
+    return run(Phi, y, s2, shift, T, precondition is not None, num_warmup, num_draws, num_chains,
+               seed, float(target_accept), init_scale, code_digest() if cache else "")
+
+
+def _sample(Phi, y, s2, shift, T, preconditioned, num_warmup, num_draws, num_chains, seed,
+            target_accept, init_scale, code) -> PosteriorSamples:
+    """:func:`sample_posterior` on checked arguments, ``w = shift + T z`` (``code``: part of the
+    cache's key only)."""
+    psi = log_posterior_fn(Phi, y, s2)
     shift_j, T_j = jnp.asarray(shift), jnp.asarray(T)
 
     def potential(z):
@@ -255,10 +271,10 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
         return -psi(shift_j + T_j @ z)
 
     key_init, key_run = jax.random.split(jax.random.PRNGKey(seed))
-    z0 = init_scale * jax.random.normal(key_init, (num_chains, M), dtype=jnp.float64)
+    z0 = init_scale * jax.random.normal(key_init, (num_chains, shift.shape[0]), dtype=jnp.float64)
     # NUTS (Hoffman & Gelman 2014): step size and diagonal mass matrix adapted in warm-up
     mcmc = numpyro.infer.MCMC(
-        numpyro.infer.NUTS(potential_fn=potential, target_accept_prob=float(target_accept)),
+        numpyro.infer.NUTS(potential_fn=potential, target_accept_prob=target_accept),
         num_warmup=num_warmup, num_samples=num_draws, num_chains=num_chains,
         chain_method="sequential", progress_bar=False)
     with _each_program_compiled_once():
@@ -268,7 +284,15 @@ def sample_posterior(Phi, y, s2, *, precondition=None, num_warmup: int = 500,
     return PosteriorSamples(draws=shift + z @ T.T,
                             diverging=np.asarray(extra["diverging"], dtype=bool),
                             num_steps=np.asarray(extra["num_steps"], dtype=int),
-                            preconditioned=precondition is not None)
+                            preconditioned=preconditioned)
+
+
+def code_digest() -> str:
+    """SHA-256 of the code the draws are computed by (``lib``'s top-level modules and
+    :mod:`lib.checks`), of numpy's, scipy's, jax's, jaxlib's and numpyro's versions and of
+    Python's: part of :func:`sample_posterior`'s cache key. A chapter run on another Python
+    samples again."""
+    return _code_digest(("*.py", "checks/*.py"), ("numpy", "scipy", "jax", "jaxlib", "numpyro"))
 
 
 def _sampler_settings(num_warmup, num_draws, num_chains) -> tuple[int, int, int]:
@@ -279,6 +303,23 @@ def _sampler_settings(num_warmup, num_draws, num_chains) -> tuple[int, int, int]
 
 def _ess(x: np.ndarray) -> np.ndarray:
     return np.asarray(numpyro.diagnostics.effective_sample_size(x))
+
+
+def sample_moments(draws) -> dict[str, np.ndarray]:
+    """Per-column mean and standard deviation of MCMC draws, with their Monte Carlo errors.
+
+    ``draws`` (chains, draws, K): of the weights, or of any function of them (activations).
+    Returns a dict of arrays of shape (K,): ``mean``, ``sd``, ``mcse_mean = sd / sqrt(ESS)``
+    and ``mcse_sd``, from the ESS of the squared deviations by the delta method (Gelman et al.
+    2013, ch. 11; NumPyro's ESS, as in Stan).
+    """
+    draws = _draws(draws)
+    mean = draws.mean(axis=(0, 1))
+    sq = (draws - mean) ** 2
+    sd = np.sqrt(sq.mean(axis=(0, 1)))
+    mcse_var = sq.reshape(-1, mean.shape[0]).std(axis=0) / np.sqrt(_ess(sq))
+    return {"mean": mean, "sd": sd, "mcse_mean": sd / np.sqrt(_ess(draws)),
+            "mcse_sd": mcse_var / (2 * sd)}
 
 
 def mc_predictive(draws, Phi, *, chunk: int = 512) -> tuple[np.ndarray, np.ndarray]:

@@ -5,18 +5,16 @@ searches too."""
 from __future__ import annotations
 
 import functools
-import hashlib
 import inspect
 import os
 import sys
-from pathlib import Path
 
 import numpy as np
-import scipy
-from joblib import Memory, Parallel, delayed
+from joblib import Parallel, delayed
 from tqdm import tqdm
 
 from lib import hyper
+from lib._cache import code_digest as _code_digest, disk_cache
 from lib._validate import as_train_test, choice, flag, int_at_least, prior_values, width_values
 from lib.fastgrid.schedule import _run_task, plan_tasks
 from lib.hyper.grid import COLUMNS, reference_rows
@@ -89,7 +87,7 @@ def evidence_grid(X_train, y_train, X_test, y_test, s2_values, widths, *, n_jobs
     if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer))
                                or n_jobs == 0):
         raise ValueError(f"n_jobs must be None or a non-zero integer (as for joblib), got {n_jobs!r}")
-    table = _memory().cache(_table, ignore=["n_jobs", "progress"]) if cache else _table
+    table = disk_cache("grids").cache(_table, ignore=["n_jobs", "progress"]) if cache else _table
     return table(X_train=X_train, y_train=y_train, X_test=X_test, y_test=y_test,
                  s2_sorted=s2_sorted, widths=widths, engine=engine, warm_start=bool(warm_start),
                  code=code_digest() if cache else "", n_jobs=n_jobs, progress=bool(progress))
@@ -134,7 +132,7 @@ def cached(function):
     if not (inspect.isfunction(function) and getattr(hyper, str(name), None) is function
             and name in hyper.__all__):
         raise TypeError(f"function must be a public function of lib.hyper, got {function!r}")
-    call = _memory().cache(_call)
+    call = disk_cache("grids").cache(_call)
 
     @functools.wraps(function)
     def on_disk(*args, **kwargs):
@@ -148,26 +146,10 @@ def _call(name, code, args, kwargs):
     return getattr(hyper, name)(*args, **kwargs)
 
 
-def _memory() -> Memory:
-    """The disk cache, ``<cache>/grids``; none (``Memory(None)``) where it cannot be made."""
-    from lib.data import cache_dir
-
-    try:
-        return Memory(cache_dir() / "grids", verbose=0)
-    except OSError:
-        return Memory(None, verbose=0)
-
-
-@functools.cache
 def code_digest() -> str:
-    """SHA-256 of the code a grid's table is computed by, and of numpy's and scipy's versions:
-    part of :func:`evidence_grid`'s cache key, so that the cache never serves a table computed
-    by other code. The code: every module of the teaching core, :mod:`lib.hyper` and
-    :mod:`lib.fastgrid` (which import nothing else from ``lib``: ``tests/test_grid.py``), not
-    the book's plots, the report's code or the other models. Computed once per process: the
-    code that runs is the code loaded."""
-    root = Path(__file__).parents[1]
-    digest = hashlib.sha256(f"numpy {np.__version__} scipy {scipy.__version__}".encode())
-    for path in sorted([*root.glob("*.py"), *root.glob("hyper/*.py"), *root.glob("fastgrid/*.py")]):
-        digest.update(path.relative_to(root).as_posix().encode() + path.read_bytes())
-    return digest.hexdigest()
+    """SHA-256 of the code a grid's table is computed by, of numpy's and scipy's versions and
+    of Python's: part of :func:`evidence_grid`'s cache key, so that the cache never serves a
+    table computed by other code. The code: every module of the teaching core, :mod:`lib.hyper`
+    and :mod:`lib.fastgrid` (which import nothing else from ``lib``: ``tests/test_grid.py``), not
+    the book's plots, the report's code or the other models."""
+    return _code_digest(("*.py", "hyper/*.py", "fastgrid/*.py"), ("numpy", "scipy"))

@@ -412,6 +412,9 @@ def probes() -> list[Probe]:
         Probe("data.fetch", data.fetch, dict(name="X.txt"),
               dict(name={"None": None, "z.txt": "z.txt"})),
         Probe("data.cache_dir", data.cache_dir, dict()),
+        # the disk caches' keys (no arguments)
+        Probe("sampling.code_digest", sampling.code_digest, dict()),
+        Probe("fastgrid.code_digest", fastgrid.code_digest, dict()),
         Probe("data.load_lab_data", data.load_lab_data, dict()),
         Probe("data.load_pima", data.load_pima, dict()),
         Probe("data.check_lab_data", data.check_lab_data, dict(X=X_lab, y=y_lab),

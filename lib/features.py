@@ -61,8 +61,7 @@ def rbf_features(X, centres, width) -> np.ndarray:
     ``X`` (N, D) are the inputs, ``centres`` (C, D) the centres of the basis functions (the
     book uses the training inputs), ``width`` the length scale ``l > 0`` in
     ``exp(-|x - c|^2 / (2 l^2))``. Returns (N, C + 1), the last column the bias (all ones);
-    values below :data:`FLUSH_BELOW` are 0.
-    """
+    values below :data:`FLUSH_BELOW` are 0."""
     width = check_width(width, "width")
     return _rbf_features(*_inputs_and_centres(X, centres), width)
 

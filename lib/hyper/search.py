@@ -138,11 +138,9 @@ def maximise_evidence(X_train, y_train, *, starts=None, s2_bounds=DEFAULT_S2_BOU
 def maximise_evidence_s2(X_train, y_train, width, *, starts=None, s2_bounds=DEFAULT_S2_BOUNDS,
                          likelihood: Likelihood = LOGISTIC, max_iter: int = 200,
                          gtol: float = 1e-6) -> EvidenceOptimum:
-    """Maximise the Laplace log evidence over ``log s2`` at a fixed RBF ``width``.
-
-    As :func:`maximise_evidence`, with ``starts`` a sequence of ``s2`` values (default
-    :data:`DEFAULT_S2_STARTS`) inside ``s2_bounds``.
-    """
+    """Maximise the Laplace log evidence over ``log s2`` at a fixed RBF ``width``, as
+    :func:`maximise_evidence`, with ``starts`` a sequence of ``s2`` values (default
+    :data:`DEFAULT_S2_STARTS`) inside ``s2_bounds``."""
     problem = _problem(X_train, y_train, likelihood, max_iter, gtol)
     width = check_width(width, "width")
     boxes = (check_bounds(s2_bounds, "s2_bounds"),)

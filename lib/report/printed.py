@@ -180,11 +180,9 @@ def _decimals(value: str) -> int:
 
 
 def agrees(value: str, ours: float) -> bool:
-    """Whether ``ours``, rounded to the decimals the report printed, equals the printed figure.
-
-    Rounding is half-away-from-zero on the decimal value of ``ours`` as Python prints it, the way a
-    report's table is usually produced (``0.905`` -> ``"0.91"``).
-    """
+    """Whether ``ours``, rounded to the decimals the report printed, equals the printed figure:
+    half-away-from-zero on the decimal value of ``ours`` as Python prints it, the way a report's
+    table is usually produced (``0.905`` -> ``"0.91"``)."""
     return _agrees(_figure(value), _ours(ours))
 
 

@@ -18,8 +18,8 @@ import numpy as np
 from scipy.special import expit
 from scipy.linalg import cholesky, solve_triangular
 
-from lib._validate import (MAX_INPUT, as_design, as_labels, as_nonnegative, instance, kernel,
-                           positive_int, positive_scalar, width as check_width)
+from lib._validate import (MAX_INPUT, as_design, as_labels, as_nonnegative, fraction, instance,
+                           kernel, positive_int, positive_scalar, width as check_width)
 from lib.features import squared_distances
 from lib.laplace import ConvergenceError
 from lib.likelihood import log_likelihood_from_activations, logistic_curvature
@@ -218,9 +218,7 @@ def newton_cg(K, y, cg_rtol, *, max_newton: int = 30, tol: float = 1e-12):
     K = kernel(K, "K")
     N = K.shape[0]
     y = as_labels(y, "y", length=N)
-    cg_rtol = positive_scalar(cg_rtol, "cg_rtol")
-    if cg_rtol >= 1:
-        raise ValueError(f"cg_rtol must be a relative residual below 1, got {cg_rtol!r}")
+    cg_rtol = fraction(cg_rtol, "cg_rtol", open_interval=True)
     max_newton = positive_int(max_newton, "max_newton")
     tol = positive_scalar(tol, "tol")
     z, history = np.zeros(N), []

@@ -93,10 +93,8 @@ def as_labels(value, name: str, *, length: int | None = None) -> np.ndarray:
 
 
 def as_class_labels(value, name: str, *, K: int | None = None, length: int | None = None) -> np.ndarray:
-    """Return class labels ``0, 1, ..., K-1`` as an int 1-D array, or raise naming ``name``.
-
-    ``K`` defaults to the largest label plus one; ``length``, if given, is the required length.
-    """
+    """Return class labels ``0, 1, ..., K-1`` as an int 1-D array, or raise naming ``name``;
+    ``K`` defaults to the largest label plus one; ``length``, if given, is the required length."""
     arr = np.asarray(value)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError(f"{name} must be a non-empty 1-D array of class labels, got shape {arr.shape}")
@@ -168,10 +166,8 @@ def chain_values(s2_values, s2_max, name: str = "s2_values") -> np.ndarray:
 
 
 def as_probabilities(value, name: str, *, length: int | None = None, what: str = "probabilities") -> np.ndarray:
-    """Return ``value`` as a float 1-D array of numbers in ``[0, 1]``, or raise naming ``name``.
-
-    ``what`` names the entries in the message: ``"{name} must hold {what} in [0, 1]"``.
-    """
+    """Return ``value`` as a float 1-D array of numbers in ``[0, 1]``, or raise naming ``name``;
+    ``what`` names the entries in the message: ``"{name} must hold {what} in [0, 1]"``."""
     arr = as_vector(value, name, length=length)
     if np.any((arr < 0) | (arr > 1)):
         raise ValueError(f"{name} must hold {what} in [0, 1]")

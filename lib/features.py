@@ -58,20 +58,10 @@ def _squared_distances(X, centres) -> np.ndarray:
 def rbf_features(X, centres, width) -> np.ndarray:
     """Gaussian radial-basis design with a bias column (the ``phi_m`` of the module docstring).
 
-    Parameters
-    ----------
-    X : array_like, shape (N, D)
-        Inputs.
-    centres : array_like, shape (C, D)
-        Centres of the basis functions (the book uses the training inputs).
-    width : float
-        Length scale ``l > 0`` in ``exp(-|x - c|^2 / (2 l^2))``.
-
-    Returns
-    -------
-    ndarray, shape (N, C + 1)
-        The last column is the bias (all ones). Values below :data:`FLUSH_BELOW` are 0.
-    """
+    ``X`` (N, D) are the inputs, ``centres`` (C, D) the centres of the basis functions (the
+    book uses the training inputs), ``width`` the length scale ``l > 0`` in
+    ``exp(-|x - c|^2 / (2 l^2))``. Returns (N, C + 1), the last column the bias (all ones);
+    values below :data:`FLUSH_BELOW` are 0."""
     width = check_width(width, "width")
     return _rbf_features(*_inputs_and_centres(X, centres), width)
 

@@ -64,11 +64,9 @@ class LaplacePosterior:
 
     @property
     def marginal_variances(self) -> np.ndarray:
-        """``diag(A^{-1})``, shape (M,): the posterior variance of each weight.
-
-        The squared column norms of ``L^{-1}`` (``A^{-1} = L^{-T} L^{-1}``), by one triangular
-        solve; ``A`` is never inverted.
-        """
+        """``diag(A^{-1})``, shape (M,): the posterior variance of each weight, as the squared
+        column norms of ``L^{-1}`` (``A^{-1} = L^{-T} L^{-1}``), one triangular solve (``A`` is
+        never inverted)."""
         L_inv = solve_triangular(self.chol, np.eye(self.n_weights), lower=True)
         return np.einsum("ij,ij->j", L_inv, L_inv)
 
@@ -79,11 +77,9 @@ class LaplacePosterior:
 
     @property
     def evidence_terms(self) -> dict[str, float]:
-        """The four terms of the Laplace log evidence (book eq. ``eq-ev-laplace``).
-
+        """The four terms of the Laplace log evidence (book eq. ``eq-ev-laplace``):
         ``log_likelihood`` ``L(w_MAP)``; ``prior_quadratic`` ``-w_MAP.w_MAP / (2 s2)``;
-        ``prior_normaliser`` ``-(M/2) log s2``; ``occam_log_det`` ``-(1/2) log|A|``.
-        """
+        ``prior_normaliser`` ``-(M/2) log s2``; ``occam_log_det`` ``-(1/2) log|A|``."""
         return {
             "log_likelihood": self.log_likelihood,
             "prior_quadratic": log_prior_quadratic(self.w_map, self.s2),
@@ -93,11 +89,8 @@ class LaplacePosterior:
 
     @property
     def log_evidence(self) -> float:
-        """Laplace approximation of the log evidence ``log Z = log p(y | s2, Phi)``.
-
-        The sum of :attr:`evidence_terms` (book eq. ``eq-ev-laplace``; R&W algorithm 3.1,
-        line 10).
-        """
+        """Laplace approximation of the log evidence ``log Z = log p(y | s2, Phi)``: the sum of
+        :attr:`evidence_terms` (book eq. ``eq-ev-laplace``; R&W algorithm 3.1, line 10)."""
         t = self.evidence_terms
         # Line 10 of R&W algorithm 3.1: log q = -a.f / 2 + log p(y | f) - sum_i log L_ii, L the
         # factor of B; here a.f / 2 = w.w / (2 s2) and that sum is (1/2) log|B| = (1/2) log|s2 A|
@@ -106,11 +99,9 @@ class LaplacePosterior:
 
 
 def precision_matrix(w, Phi, s2) -> np.ndarray:
-    """Precision ``A = I / s2 + Phi^T W Phi``, ``W = diag(sigma_n (1 - sigma_n))``, at ``w``.
-
-    Vectorised (one matrix product, no loop over n); ``A = -grad grad Psi(w)``. ``w`` (M,),
-    ``Phi`` (N, M), ``s2`` the prior variance (a float); returns (M, M).
-    """
+    """Precision ``A = I / s2 + Phi^T W Phi = -grad grad Psi(w)``, (M, M), at weights ``w`` (M,),
+    ``Phi`` (N, M), ``s2`` the prior variance (a float); ``W = diag(sigma_n (1 - sigma_n))``.
+    Vectorised: one matrix product, no loop over n."""
     Phi = as_design(Phi, "Phi")
     w = as_vector(w, "w", length=Phi.shape[1])
     return _precision_from_curvature(logistic_curvature(Phi @ w), Phi, positive_scalar(s2, "s2"))
@@ -169,10 +160,8 @@ def _prior_normaliser(s2, M) -> float:
 
 
 def prior_quadratic(sq_norm, s2) -> float:
-    """``-w.w / (2 s2)``, the log prior ``log N(w | 0, s2 I)`` up to its normaliser (no checks).
-
-    Book eq. ``map-prior``. ``sq_norm`` is ``w.w``.
-    """
+    """``-w.w / (2 s2)``, the log prior ``log N(w | 0, s2 I)`` up to its normaliser (no checks),
+    book eq. ``map-prior``, from ``sq_norm`` = ``w.w``."""
     return -sq_norm / (2.0 * s2)
 
 

@@ -52,9 +52,8 @@ def label_log_probs(a, y) -> np.ndarray:
 def log_likelihood_from_activations(a, y) -> float:
     """``L = sum_n log sigma(+-a_n)`` from activations ``a = Phi w`` and labels ``y`` (no checks).
 
-    The log-likelihood of book eq. ``map-loglik``, the sum of :func:`label_log_probs`. No input
-    checks: a hot path (Newton's method, the grid search), called on arrays its callers have
-    checked. ``a`` and ``y`` (N,) as in :func:`label_log_probs`.
+    Book eq. ``map-loglik``, the sum of :func:`label_log_probs` (``a``, ``y`` (N,) as there); a
+    hot path (Newton's method, the grid search), called on arrays its callers have checked.
     """
     return float(np.sum(label_log_probs(a, y)))
 
@@ -74,13 +73,10 @@ def gradient(w, Phi, y) -> np.ndarray:
 
 
 def hessian(w, Phi, y) -> np.ndarray:
-    """Hessian ``-Phi^T W Phi``, ``W = diag(sigma_n (1 - sigma_n))``, of the log-likelihood.
-
-    The data part of book eq. ``map-precision`` and the report's eq. 5 (with the sign of a
-    Hessian: the precision is ``I / s2`` minus this), shape (M, M); arguments as
-    :func:`log_likelihood`'s. Vectorised: the weights ``sigma_n (1 - sigma_n)`` scale the rows
-    of ``Phi`` before one matrix product.
-    """
+    """Hessian ``-Phi^T W Phi``, ``W = diag(sigma_n (1 - sigma_n))``, of the log-likelihood, shape
+    (M, M), arguments as :func:`log_likelihood`'s: the data part of book eq. ``map-precision``
+    and the report's eq. 5 (with a Hessian's sign: the precision is ``I / s2`` minus this).
+    Vectorised: the weights ``W`` scale the rows of ``Phi`` before one matrix product."""
     w, Phi, y = as_weights_design_labels(w, Phi, y)
     return -(Phi.T * logistic_curvature(Phi @ w)) @ Phi
 
@@ -96,11 +92,9 @@ def average_log_likelihood(p, y) -> float:
 
 
 def average_log_likelihood_logits(a, y) -> float:
-    """Average log-likelihood from activations (logits) ``a``, with ``P(y=1) = sigma(a)``.
-
-    The stable twin of :func:`average_log_likelihood`: it never forms ``1 - sigma(a)``, so it stays
-    finite where a probability would round to exactly 0 or 1. ``a`` (N,), ``y`` (N,) of 0/1.
-    """
+    """Average log-likelihood from activations (logits) ``a`` (N,), with ``P(y=1) = sigma(a)``,
+    of labels ``y`` (N,) of 0/1: the stable twin of :func:`average_log_likelihood`, which never
+    forms ``1 - sigma(a)`` and so stays finite where a probability would round to 0 or 1."""
     a = as_vector(a, "a")
     y = as_labels(y, "y", length=a.shape[0])
     log_p = label_log_probs(a, y)
@@ -110,28 +104,22 @@ def average_log_likelihood_logits(a, y) -> float:
 
 @dataclass(frozen=True)
 class Likelihood:
-    """A Bernoulli likelihood as three per-point functions of the activations ``a = Phi w``.
+    """A Bernoulli likelihood as per-point functions of the activations ``a = Phi w``.
 
-    What :func:`lib.laplace.fit_laplace` needs of a likelihood (labels ``y in {0, 1}``):
+    What :func:`lib.laplace.fit_laplace` needs of it (labels ``y in {0, 1}``):
+    ``log_likelihood(a, y)``, ``L = sum_n log p(y_n | a_n)`` (a float); ``gradient(a, y)``,
+    ``d log p(y_n | a_n) / da_n`` per point, so ``grad L(w) = Phi^T gradient(a, y)``;
+    ``curvature(a, y)``, ``W_nn = -d^2 log p(y_n | a_n) / da_n^2`` per point, so
+    ``hess L(w) = -Phi^T W Phi``; ``curvature_derivative(a, y)``,
+    ``dW_nn / da_n = -d^3 log p(y_n | a_n) / da_n^3`` per point, what the gradient of the
+    Laplace evidence in the hyper-parameters needs (:mod:`lib.hyper.gradient`, eq. E2).
 
-    ``log_likelihood(a, y)``
-        ``L = sum_n log p(y_n | a_n)`` (a float);
-    ``gradient(a, y)``
-        ``d log p(y_n | a_n) / da_n`` per point, so ``grad L(w) = Phi^T gradient(a, y)``;
-    ``curvature(a, y)``
-        ``W_nn = -d^2 log p(y_n | a_n) / da_n^2`` per point, so ``hess L(w) = -Phi^T W Phi``;
-    ``curvature_derivative(a, y)``
-        ``dW_nn / da_n = -d^3 log p(y_n | a_n) / da_n^3`` per point, what the gradient of the
-        Laplace evidence in the hyper-parameters needs (:mod:`lib.hyper.gradient`, eq. E2).
-
-    And what scoring a fitted posterior needs, so that a posterior is always scored with the
+    What scoring a fitted posterior needs, so that a posterior is always scored with the
     likelihood it was fitted with (:attr:`lib.laplace.LaplacePosterior.likelihood`):
-
-    ``logits(a)``
-        the log-odds ``log p(y=1 | a) - log p(y=0 | a)`` of the plug-in classifier at ``a``;
-    ``predictive_logits(mu, var)``
-        the log-odds of the predictive ``E[p(y=1 | a)]``, ``a ~ N(mu, var)``: the probit
-        approximation for the logistic likelihood, exact for the probit one.
+    ``logits(a)``, the log-odds ``log p(y=1 | a) - log p(y=0 | a)`` of the plug-in classifier
+    at ``a``; ``predictive_logits(mu, var)``, the log-odds of the predictive ``E[p(y=1 | a)]``,
+    ``a ~ N(mu, var)``: the probit approximation for the logistic likelihood, exact for the
+    probit one.
 
     No input checks (hot paths). :data:`LOGISTIC` is the book's model; the probit (erfc)
     likelihood of Barrett's note is :data:`lib.models.probit.PROBIT`.
@@ -156,13 +144,11 @@ def as_likelihood(value, name: str = "likelihood") -> Likelihood:
 
 
 def logistic_curvature(a) -> np.ndarray:
-    """The curvature diagonal ``W_nn = sigma(a_n) (1 - sigma(a_n))`` of the logistic likelihood (no checks).
-
-    Book eq. ``map-precision``. The one place this formula is written for lib's core
+    """The logistic likelihood's curvature diagonal ``W_nn = sigma(a_n) (1 - sigma(a_n))`` (no
+    checks), book eq. ``map-precision``: the one place this formula is written for lib's core
     (:func:`hessian`, :data:`LOGISTIC`, :mod:`lib.laplace`, :mod:`lib.hyper.gradient`);
     :mod:`lib.fastgrid` uses the equal form ``sigma(a) sigma(-a)``, which does not round to
-    zero at large ``|a|``.
-    """
+    zero at large ``|a|``."""
     s = expit(a)
     return s * (1.0 - s)
 
@@ -185,12 +171,10 @@ def _identity(a) -> np.ndarray:
 
 
 def _probit_logits(mu, var) -> np.ndarray:
-    """``mu / sqrt(1 + pi var / 8)``: the logits of the probit approximation (no checks).
-
-    Book eq. ``eq-probit``: ``E[sigma(a)] ~= sigma(rho mu)``, ``rho = (1 + lambda^2 var)^{-1/2}``,
+    """``mu / sqrt(1 + pi var / 8)``, the logits of the probit approximation (no checks), book
+    eq. ``eq-probit``: ``E[sigma(a)] ~= sigma(rho mu)``, ``rho = (1 + lambda^2 var)^{-1/2}``,
     ``lambda^2 = pi / 8`` (eq. ``eq-probit-scale``); :data:`LOGISTIC`'s ``predictive_logits``,
-    behind :func:`lib.predictive.predictive_proba` and :func:`lib.scores.score_split`.
-    """
+    behind :func:`lib.predictive.predictive_proba` and :func:`lib.scores.score_split`."""
     return mu / np.sqrt(1.0 + np.pi * var / 8.0)
 
 

@@ -51,30 +51,17 @@ def fit_ml(Phi, y, *, learning_rate: float, n_steps: int, batch_size: int | None
     """Gradient ascent on the log-likelihood (report appendix algorithm 1) from the training
     design ``Phi`` (N, M) and labels ``y`` (N,) of 0/1.
 
-    Parameters
-    ----------
-    learning_rate : float
-        Step size ``eta > 0`` applied to the *summed* minibatch gradient.
-    n_steps : int
-        Maximum number of gradient steps (one step per minibatch).
-    batch_size : int, optional
-        Minibatch size; ``None`` uses all N rows each step.
-    seed : int
-        Seed of the generator that shuffles the rows into minibatches.
-    Phi_test, y_test : array_like, optional
-        Test design, shape (N_test, M), and labels, shape (N_test,), for the test history.
-    tol : float, optional
-        Stop when the average training log-likelihood changes by less than ``tol`` between
-        two records (the report's convergence test). ``None`` runs all ``n_steps``.
-    record_every : int
-        Record the averages every this many steps (and after the last).
-    w0 : array_like, shape (M,), optional
-        Starting weights; zeros by default (algorithm 1 draws them from ``N(0, 1)``).
-    callback : callable, optional
-        ``callback(k, w)`` at every record: ``k`` steps taken, ``w`` (M,) the weights (a view
-        the next step overwrites: copy what you keep).
-
-    Returns a :class:`GradientAscentResult`.
+    ``learning_rate``: the step size ``eta > 0`` applied to the *summed* minibatch gradient;
+    ``n_steps``: the most gradient steps (one per minibatch); ``batch_size``: the minibatch
+    size (``None``: all N rows each step); ``seed``: of the generator that shuffles the rows
+    into minibatches; ``Phi_test`` (N_test, M), ``y_test`` (N_test,): a test set for the test
+    history; ``tol``: stop when the average training log-likelihood changes by less than
+    ``tol`` between two records (the report's convergence test; ``None`` runs all
+    ``n_steps``); ``record_every``: record the averages every this many steps (and after the
+    last); ``w0`` (M,): the starting weights (zeros by default; algorithm 1 draws them from
+    ``N(0, 1)``); ``callback(k, w)``: called at every record, ``k`` steps taken, ``w`` (M,)
+    the weights (a view the next step overwrites: copy what you keep). Returns a
+    :class:`GradientAscentResult`.
     """
     Phi, y = as_design_labels(Phi, y, ("Phi", "y"))
     N, M = Phi.shape
@@ -157,10 +144,10 @@ def curvature_bound(Phi) -> float:
     """Curvature bound ``kappa = nu_max(Phi^T Phi) / 4`` of the summed log-likelihood.
 
     Book eq. ``ml-kappa``: ``-Hessian = Phi^T W Phi`` with ``W = diag(sigma_n (1 - sigma_n))``
-    is bounded by ``Phi^T Phi / 4`` because ``sigma (1 - sigma) <= 1/4``. Gradient ascent on the summed log-likelihood (algorithm 1
-    with the full batch) is then guaranteed to increase it for any step ``eta < 2 / kappa``.
-    ``Phi`` (N, M) the design (rows are data points); ``kappa > 0`` (``0.0`` for an all-zero
-    design).
+    is bounded by ``Phi^T Phi / 4`` because ``sigma (1 - sigma) <= 1/4``. Gradient ascent on
+    the summed log-likelihood (algorithm 1 with the full batch) is then guaranteed to increase
+    it for any step ``eta < 2 / kappa``. ``Phi`` (N, M) the design (rows are data points);
+    ``kappa > 0`` (``0.0`` for an all-zero design).
 
     The largest eigenvalue of ``Phi^T Phi`` is found by a dense symmetric solve for narrow
     designs and by Lanczos iteration (``scipy.sparse.linalg.eigsh``, started from a fixed

@@ -76,10 +76,9 @@ def effective_parameters(posterior: LaplacePosterior) -> float:
     """Number of well-determined weights ``gamma = M - tr(A^{-1}) / s2`` (MacKay 1992).
 
     With ``nu_i`` the eigenvalues of the data term ``Phi^T W Phi`` of the precision,
-    ``gamma = sum_i nu_i / (nu_i + 1/s2)``: each direction counts 1 when the data
-    pin it down (``nu_i >> 1/s2``) and 0 when the prior does. ``tr(A^{-1})`` is
-    ``|L^{-1}|_F^2`` from the Cholesky factor ``L``, no explicit inverse. ``0 <= gamma <= M``.
-    """
+    ``gamma = sum_i nu_i / (nu_i + 1/s2)``: each direction counts 1 when the data pin it down
+    (``nu_i >> 1/s2``) and 0 when the prior does. ``tr(A^{-1})`` is ``|L^{-1}|_F^2`` from the
+    Cholesky factor ``L``, no explicit inverse. ``0 <= gamma <= M``."""
     post = instance(posterior, "posterior", LaplacePosterior)
     M = post.n_weights
     Linv = solve_triangular(post.chol, np.eye(M), lower=True)   # A^{-1} = L^{-T} L^{-1}
@@ -144,12 +143,9 @@ def _score_split(post: LaplacePosterior, Phi, y) -> SplitScores:
 
 def _score_posterior(post, Phi_train, y_train, Phi_test, y_test) -> dict[str, float]:
     """A grid row's scores of a posterior fitted on ``(Phi_train, y_train)``: its log evidence
-    and :func:`score_split`'s headline scores on both sets (no checks; :mod:`lib.hyper.grid`).
-
-    ``log_evidence``; ``train_accuracy``, ``test_accuracy`` (of the MAP decisions, which
-    coincide with the predictive's: ``rho > 0`` keeps the sign of ``mu_a``); ``train_ll_map``,
-    ``test_ll_map``, ``train_ll_pred``, ``test_ll_pred``.
-    """
+    and :func:`score_split`'s headline scores on both sets (no checks; :mod:`lib.hyper.grid`),
+    the accuracies those of the MAP decisions, which coincide with the predictive's (``rho > 0``
+    keeps the sign of ``mu_a``)."""
     tr = _score_split(post, Phi_train, y_train)
     te = _score_split(post, Phi_test, y_test)
     return {"log_evidence": float(post.log_evidence),
@@ -160,12 +156,10 @@ def _score_posterior(post, Phi_train, y_train, Phi_test, y_test) -> dict[str, fl
 
 def _activation_scores(mu, var, y) -> dict[str, float]:
     """The logistic fit's :func:`score_split` headline scores from the activations' moments
-    (no checks: :mod:`lib.fastgrid`'s hot path, at every grid point).
-
-    ``accuracy`` of the decisions ``s(mu) > 1/2`` (the predictive's are the same: ``rho > 0``
-    keeps the sign of ``mu``); ``ll_map`` and ``ll_pred``, the average log-likelihoods of the
-    labels under ``s(mu)`` and ``s(rho(var) mu)`` (book eq. ``eq-probit``).
-    """
+    (no checks: :mod:`lib.fastgrid`'s hot path, at every grid point): ``accuracy`` of the
+    decisions ``s(mu) > 1/2`` (the predictive's are the same: ``rho > 0``), ``ll_map`` and
+    ``ll_pred``, the average log-likelihoods under ``s(mu)`` and ``s(rho(var) mu)`` (book eq.
+    ``eq-probit``)."""
     return {"accuracy": float(np.mean((expit(mu) > 0.5) == (y == 1))),
             "ll_map": float(np.mean(label_log_probs(mu, y))),
             "ll_pred": float(np.mean(label_log_probs(_probit_logits(mu, var), y)))}

@@ -30,8 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from lib._validate import as_labels, as_matrix
+from lib._validate import as_design_labels, prior_values, width_values
 from lib.book.display import readable
+from lib.book.plots import _nearest, input_grid
 
 #: The output's media type: what ``_ext/explorer.py`` turns into the page.
 MIME = "application/vnd.blc.explorer+json"
@@ -145,16 +146,11 @@ def plane_fields(X_train, y_train, s2_values, widths, *, n: int = 36, n_max: int
     and most plane points per axis; ``margin`` is added to each side of the training inputs'
     range (:func:`lib.book.plots.input_grid`). Returns :class:`PlaneFields`.
     """
-    from lib.book.plots import input_grid
     from lib.fastgrid import chain_fits
     from lib.likelihood import LOGISTIC
 
-    X_train = as_matrix(X_train, "X_train", n_cols=2)
-    y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
-    s2 = np.sort(np.asarray(s2_values, dtype=float))
-    widths = np.sort(np.asarray(widths, dtype=float))
-    if s2.size == 0 or widths.size == 0 or s2.min() <= 0 or widths.min() <= 0:
-        raise ValueError("s2_values and widths must be non-empty and positive")
+    X_train, y_train = as_design_labels(X_train, y_train, ("X_train", "y_train"), n_cols=2)
+    s2, widths = prior_values(s2_values, "s2_values"), width_values(widths, "widths")
     G1, G2, _ = input_grid(X_train, n=2, margin=margin)
     extent = (float(G1.min()), float(G1.max()), float(G2.min()), float(G2.max()))
     per_width = []                                     # (n, resolved, mu, pred, var)
@@ -178,8 +174,7 @@ def plane_fields(X_train, y_train, s2_values, widths, *, n: int = 36, n_max: int
 
 def _points(X, y, extent) -> str:
     """Points as uint8 triples (x1, x2 scaled to the extent; label), packed."""
-    X = as_matrix(X, "X", n_cols=2)
-    y = as_labels(y, "y", length=X.shape[0])
+    X, y = as_design_labels(X, y, n_cols=2)
     return _packed(np.column_stack([_scaled(X[:, 0], *extent[:2]),
                                     _scaled(X[:, 1], *extent[2:]), y.astype(np.uint8)]))
 
@@ -213,7 +208,7 @@ def _slider(key, label, values, initial) -> dict:
 
 def _cells(values, grid) -> list:
     """The index in ``grid`` of each of ``values`` (each must be a point of ``grid``)."""
-    idx = [int(np.argmin(np.abs(np.log(grid) - np.log(v)))) for v in values]
+    idx = [_nearest(grid, v) for v in values]
     if not np.allclose(grid[idx], values, rtol=1e-12):
         raise ValueError("every setting of fields must be a point of table")
     return idx
@@ -287,7 +282,7 @@ def sweep_explorer(fields: PlaneFields, numbers, X_train, y_train, X_test, y_tes
     if len(numbers) != fields.s2.size or any(len(r) != len(labels) for r in numbers):
         raise ValueError("numbers must hold one row per prior variance, one value per label")
     lo, hi = var_range
-    initial = fields.s2[int(np.argmin(np.abs(np.log(fields.s2) - np.log(initial))))]
+    initial = fields.s2[_nearest(fields.s2, initial)]
     data = {
         "kind": "sweep", "figure": figure,
         "label": "Prior variance explorer: MAP, predictive, activation variance",

@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from lib._validate import as_labels, as_matrix
+from lib._validate import as_design_labels, as_matrix
 from lib.book.display import readable
 
 CLASS_COLOURS = ("#0072B2", "#D55E00")        # Okabe-Ito blue and vermillion (as the style sheet)
@@ -87,8 +87,7 @@ def sharp_png(fig, scale: float = None):
 def plot_data(ax, X, y, *, size: float = 12, alpha: float = 0.8, labels=("y = 0", "y = 1"), **kwargs):
     """Scatter the two classes of a 2-D data set, inputs ``X`` (N, 2) and labels ``y`` (N,) of 0/1,
     on the Axes ``ax``."""
-    X = as_matrix(X, "X", n_cols=2)
-    y = as_labels(y, "y", length=X.shape[0])
+    X, y = as_design_labels(X, y, n_cols=2)
     for k in (0, 1):
         m = y == k
         ax.scatter(X[m, 0], X[m, 1], s=size, c=CLASS_COLOURS[k], alpha=alpha, label=labels[k],

@@ -8,7 +8,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from lib._validate import as_design, as_labels, as_train_test, chain_values, flag, instance
+from lib._validate import as_design, as_design_labels, as_train_test, chain_values, flag, instance
 from lib._validate import width as check_width
 from lib.fastgrid.settings import DEFAULT_SETTINGS, Settings
 from lib.laplace import ConvergenceError, _step_halving, log_posterior_from_activations
@@ -169,8 +169,7 @@ def chain_fits(X_train, y_train, X_test, s2_values, width, s2_max, *, warm_start
     segments of one width use the same decomposition). ``settings``: the engine's constants;
     ``work``: counters to add this chain's work to.
     """
-    X_train = as_design(X_train, "X_train")
-    y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
+    X_train, y_train = as_design_labels(X_train, y_train, ("X_train", "y_train"))
     X_test = as_design(X_test, "X_test", n_cols=X_train.shape[1])
     s2_values, width = chain_values(s2_values, s2_max), check_width(width, "width")
     warm_start, settings = _options(warm_start, settings)

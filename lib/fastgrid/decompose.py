@@ -22,8 +22,7 @@ def band_drop_threshold(n_train: int, s2_max: float, settings: Settings = DEFAUL
     ``4 band_tol / (s2_max N^2)``: with ``W <= 1/4`` and ``B >= I`` the dropped entries move
     ``log|B|`` and every entry of ``B^{-1}`` by at most ``band_tol`` (they change ``B`` by at
     most ``band_tol`` in the sum of absolute values). ``n_train`` is N, ``s2_max`` the grid's
-    largest prior variance.
-    """
+    largest prior variance."""
     n_train = positive_int(n_train, "n_train")
     settings = instance(settings, "settings", Settings)
     return 4.0 * settings.band_tol / (positive_scalar(s2_max, "s2_max") * n_train * n_train)
@@ -58,11 +57,9 @@ def _gram(R):
 
 
 def _count_above(R, cut) -> int:
-    """Number of eigenvalues of the symmetric ``R`` above ``cut`` (Sylvester's law of inertia).
-
+    """Number of eigenvalues of the symmetric ``R`` above ``cut`` (Sylvester's law of inertia):
     ``R - cut I = P L D L^T P^T`` (Bunch-Kaufman) has as many positive eigenvalues as the
-    block-diagonal ``D``, whose 1 x 1 and 2 x 2 blocks make it tridiagonal.
-    """
+    block-diagonal ``D``, whose 1 x 1 and 2 x 2 blocks make it tridiagonal."""
     _, D, _ = ldl(R - cut * np.eye(R.shape[0]), lower=True, check_finite=False)
     return int(np.sum(eigvalsh_tridiagonal(np.diag(D).copy(), np.diag(D, -1).copy()) > 0))
 
@@ -86,8 +83,7 @@ def _leading_eigenpairs(R, s2_max, pivoted=None, cfg: Settings = DEFAULT_SETTING
 
     When the numerical rank ``m`` of the pivoted Cholesky factorisation (given, or computed)
     is small (wide bumps), the SVD ``P L = U diag(sigma)`` gives ``R = U diag(sigma^2) U^T`` in
-    ``O(N m^2)``; otherwise a full eigendecomposition (``O(N^3)``).
-    """
+    ``O(N m^2)``; otherwise a full eigendecomposition (``O(N^3)``)."""
     N = R.shape[0]
     C, piv, m = _pivoted_cholesky(R, s2_max, cfg) if pivoted is None else pivoted
     if m <= cfg.pivoted_fraction * N:

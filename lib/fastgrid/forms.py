@@ -144,8 +144,7 @@ class _Dual:
         """``alpha + J_f^{-1} (y - s - alpha)``, ``J = I + W s2 K`` (eq. ``engine-dual-newton``).
 
         ``J_f^{-1} v = v - W_f^{1/2} B_f^{-1} W_f^{1/2} s2_f K v`` with the factor's own ``W_f``,
-        ``s2_f``: Newton's step if they are those of ``(a, s2)``, else a chord step.
-        """
+        ``s2_f``: Newton's step if they are those of ``(a, s2)``, else a chord step."""
         r = np.sqrt(fac.W)
         v = (y - expit(a)) - alpha                   # residual of alpha = y - s(s2 K alpha)
         Jv = v - r * self._solve(fac, r * (fac.s2 * self._K(v)))

@@ -17,10 +17,8 @@ from lib.fastgrid.decompose import band_drop_threshold
 
 @dataclass(frozen=True)
 class Task:
-    """One unit of parallel work: the chain of ``s2`` values ``s2_sorted[start:stop]`` at ``width``.
-
-    ``cost`` is the model's estimate in seconds (:func:`estimate_costs`), setup included.
-    """
+    """One unit of parallel work: the chain of ``s2`` values ``s2_sorted[start:stop]`` at ``width``;
+    ``cost`` is the model's estimate in seconds (:func:`estimate_costs`), setup included."""
 
     width: float
     start: int
@@ -122,10 +120,8 @@ def plan_tasks(X_train, s2_sorted, widths, *, target_tasks=None, min_segment=Non
 
 def run_task(X_train, y_train, X_test, y_test, s2_sorted, task, warm_start=True,
              settings: Settings = DEFAULT_SETTINGS):
-    """Rows and :class:`Work` of one task (:func:`chain_rows` on its segment).
-
-    ``s2_sorted``: the grid's prior variances, ascending; ``task``: one of :func:`plan_tasks`'s
-    for this ``s2_sorted``."""
+    """Rows and :class:`Work` of one task (:func:`chain_rows` on its segment); ``s2_sorted``: the
+    grid's prior variances, ascending; ``task``: one of :func:`plan_tasks`'s for it."""
     X_train, y_train, X_test, y_test = as_train_test(X_train, y_train, X_test, y_test)
     s2_sorted = _ascending(s2_sorted)
     task = instance(task, "task", Task)

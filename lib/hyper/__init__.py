@@ -11,15 +11,8 @@ The names below are the sub-package's interface (``from lib import hyper``,
 """
 from lib.hyper.gradient import EvidenceGradient, central_difference_gradient, evidence_gradient
 from lib.hyper.grid import COLUMNS, grid_point, reference_rows
-from lib.hyper.search import (
-    DEFAULT_S2_BOUNDS,
-    DEFAULT_STARTS,
-    DEFAULT_WIDTH_BOUNDS,
-    EvidenceOptimum,
-    EvidenceRun,
-    maximise_evidence,
-    maximise_evidence_bias,
-    maximise_evidence_s2,
-)
+from lib.hyper.search import (DEFAULT_S2_BOUNDS, DEFAULT_STARTS, DEFAULT_WIDTH_BOUNDS,
+                              EvidenceOptimum, EvidenceRun, maximise_evidence,
+                              maximise_evidence_bias, maximise_evidence_s2)
 
 __all__ = [name for name in dir() if not name.startswith("_")]

@@ -38,8 +38,6 @@ from lib.laplace import LaplacePosterior, bias_prior_variances, fit_laplace, log
 from lib.likelihood import LOGISTIC, Likelihood, as_likelihood
 
 
-
-
 @dataclass(frozen=True)
 class EvidenceGradient:
     """Laplace log evidence and its gradient in ``theta = (log s2, log l[, log bias_s2])``.
@@ -47,28 +45,16 @@ class EvidenceGradient:
     ``K = 2`` hyper-parameters for the shared prior ``w ~ N(0, s2 I)``; ``K = 3`` when the
     bias has its own prior variance ``bias_s2`` (then ``s2`` is that of the RBF weights).
 
-    Attributes
-    ----------
-    s2, width : float
-        The point ``(s2, l)``.
-    log_evidence : float
-        ``log Z(theta)``, the Laplace log evidence (:attr:`lib.laplace.LaplacePosterior.log_evidence`).
-    gradient : ndarray, shape (K,)
-        ``(dlogZ/dlog s2, dlogZ/dlog l[, dlogZ/dlog bias_s2])``, total derivatives (module
-        docstring, E1).
-    explicit : ndarray, shape (K,)
-        The explicit parts (E4, E5, E9), ``w_MAP`` held fixed.
-    implicit : ndarray, shape (K,)
-        The parts through ``w_MAP(theta)`` (E2 . E3); ``gradient = explicit + implicit``.
-    gamma : float
-        MacKay's effective number of parameters ``M - tr(A^{-1} S^{-1})`` (E8; ``S`` the prior
-        covariance, ``s2 I`` when shared), as ``sum_n W_nn h_n``.
-    mode_sensitivity : ndarray, shape (M, K)
-        ``dw_MAP/dtheta`` (E3): how the posterior mode moves with ``theta``.
-    posterior : LaplacePosterior
-        The Laplace fit at ``theta``.
-    bias_s2 : float or None
-        The bias's prior variance, None when it shares ``s2``.
+    ``s2``, ``width``: the point ``(s2, l)``; ``log_evidence``: ``log Z(theta)``, the Laplace log
+    evidence (:attr:`lib.laplace.LaplacePosterior.log_evidence`); ``gradient`` (K,):
+    ``(dlogZ/dlog s2, dlogZ/dlog l[, dlogZ/dlog bias_s2])``, total derivatives (module
+    docstring, E1); ``explicit`` (K,): the explicit parts (E4, E5, E9), ``w_MAP`` held fixed;
+    ``implicit`` (K,): the parts through ``w_MAP(theta)`` (E2 . E3), ``gradient = explicit +
+    implicit``; ``gamma``: MacKay's effective number of parameters ``M - tr(A^{-1} S^{-1})``
+    (E8; ``S`` the prior covariance, ``s2 I`` when shared), as ``sum_n W_nn h_n``;
+    ``mode_sensitivity`` (M, K): ``dw_MAP/dtheta`` (E3), how the posterior mode moves with
+    ``theta``; ``posterior``: the :class:`~lib.laplace.LaplacePosterior` at ``theta``;
+    ``bias_s2``: the bias's prior variance, None when it shares ``s2``.
     """
 
     s2: float
@@ -194,27 +180,12 @@ def evidence_gradient(X_train, y_train, s2, width, *, w0=None, likelihood: Likel
     E5) plus the implicit part through ``w_MAP`` (E2, E3, E6, E7), as in Rasmussen &
     Williams (2006), algorithm 5.1; with ``bias_s2``, also in ``log bias_s2`` (E9).
 
-    Parameters
-    ----------
-    X_train : array_like, shape (N, D)
-        Training inputs, also the RBF centres.
-    y_train : array_like, shape (N,)
-        Training labels 0/1.
-    s2 : float
-        Prior variance ``s2 > 0`` (of the RBF weights when ``bias_s2`` is given).
-    width : float
-        RBF width ``l > 0``.
-    w0 : array_like, shape (N + 1,), optional
-        Warm start for Newton's method.
-    likelihood : lib.likelihood.Likelihood
-        :data:`lib.likelihood.LOGISTIC` (default) or another, e.g. :data:`lib.models.probit.PROBIT`.
-    bias_s2 : float, optional
-        The bias's own prior variance; by default the bias shares ``s2``.
-
-    Returns
-    -------
-    EvidenceGradient
-        With a gradient of shape (2,), or (3,) when ``bias_s2`` is given.
+    ``X_train`` (N, D): the training inputs, also the RBF centres; ``y_train`` (N,): their labels
+    0/1; ``s2 > 0``: the prior variance (of the RBF weights when ``bias_s2`` is given); ``width``:
+    the RBF width ``l > 0``; ``w0`` (N + 1,): a warm start for Newton's method; ``likelihood``:
+    :data:`lib.likelihood.LOGISTIC` (default) or another, e.g. :data:`lib.models.probit.PROBIT`;
+    ``bias_s2``: the bias's own prior variance (by default the bias shares ``s2``). Returns an
+    :class:`EvidenceGradient`, its gradient of shape (2,), or (3,) when ``bias_s2`` is given.
     """
     X_train, y_train = as_design_labels(X_train, y_train, ("X_train", "y_train"))
     s2 = positive_scalar(s2, "s2")
@@ -236,18 +207,8 @@ def central_difference_gradient(X_train, y_train, s2, width, *, step: float = 1e
     ``dlogZ/dtheta_j ~= (log Z(theta + h e_j) - log Z(theta - h e_j)) / (2 h)``, error
     ``O(h^2)``; each ``log Z`` is a Laplace fit from scratch (:func:`lib.laplace.fit_laplace`,
     zero start), so the check shares nothing with :func:`evidence_gradient` but the model.
-
-    Parameters
-    ----------
-    X_train, y_train, s2, width, likelihood, bias_s2
-        As in :func:`evidence_gradient`.
-    step : float
-        Step ``h`` in log space, at most 1.
-
-    Returns
-    -------
-    ndarray, shape (2,) or (3,)
-        ``(dlogZ/dlog s2, dlogZ/dlog l[, dlogZ/dlog bias_s2])``.
+    Arguments as in :func:`evidence_gradient`; ``step``: ``h`` in log space, at most 1. Returns
+    ``(dlogZ/dlog s2, dlogZ/dlog l[, dlogZ/dlog bias_s2])``, shape (2,) or (3,).
     """
     X_train, y_train = as_design_labels(X_train, y_train, ("X_train", "y_train"))
     theta = [positive_scalar(s2, "s2"), check_width(width, "width")]

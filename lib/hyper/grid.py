@@ -61,12 +61,9 @@ def _grid_point(Phi_train, y_train, Phi_test, y_test, s2, w0):
 
 
 def reference_rows(X_train, y_train, X_test, y_test, s2_values, width):
-    """The grid points of one width, point by point (the reference; slow).
-
-    The prior variances in ascending order, each fit warm-started from the previous MAP. One
-    row (a dict) per ``s2`` with the columns :data:`COLUMNS` (``n_iter``: Newton iterations of
-    :func:`lib.laplace.fit_laplace`).
-    """
+    """The grid points of one width, point by point (the reference; slow): the prior variances
+    in ascending order, each fit warm-started from the previous MAP. One row (a dict) per ``s2``,
+    columns :data:`COLUMNS` (``n_iter``: Newton iterations of :func:`lib.laplace.fit_laplace`)."""
     X_train, y_train, X_test, y_test = as_train_test(X_train, y_train, X_test, y_test)
     s2_values = prior_values(s2_values, "s2_values")
     width = check_width(width, "width")

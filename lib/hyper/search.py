@@ -33,25 +33,13 @@ DEFAULT_S2_STARTS = (0.1, 1.0, 10.0)
 class EvidenceRun:
     """One L-BFGS-B run from one starting point.
 
-    Attributes
-    ----------
-    start : tuple of float
-        Starting ``(s2, l)``, or ``(s2, l, bias_s2)``.
-    s2, width : float
-        Where the run stopped.
-    log_evidence : float
-        ``log Z`` there.
-    gradient : ndarray, shape (K,)
-        ``dlogZ/dtheta`` there (zero at an interior maximum; for a fixed width, the second
-        entry is still ``dlogZ/dlog l``).
-    path : ndarray, shape (n, K)
-        Iterates ``(log s2, log l[, log bias_s2])``, the start first.
-    n_evaluations : int
-        Evaluations of ``log Z`` and its gradient.
-    success, message : bool, str
-        scipy's convergence flag and message.
-    bias_s2 : float or None
-        Where the run stopped in ``bias_s2`` (None for a shared prior variance).
+    ``start``: the starting ``(s2, l)`` or ``(s2, l, bias_s2)``; ``s2``, ``width``: where the
+    run stopped, ``log_evidence`` ``log Z`` there and ``gradient`` (K,) ``dlogZ/dtheta`` there
+    (zero at an interior maximum; for a fixed width the second entry is still ``dlogZ/dlog l``);
+    ``path`` (n, K): the iterates ``(log s2, log l[, log bias_s2])``, the start first;
+    ``n_evaluations``: of ``log Z`` and its gradient; ``success``, ``message``: scipy's
+    convergence flag and message; ``bias_s2``: where the run stopped in ``bias_s2`` (None for a
+    shared prior variance).
     """
 
     start: tuple
@@ -70,18 +58,10 @@ class EvidenceRun:
 class EvidenceOptimum:
     """Best of several L-BFGS-B runs maximising the Laplace log evidence.
 
-    Attributes
-    ----------
-    s2, width, log_evidence, gradient, bias_s2
-        As in :class:`EvidenceRun`, of the best run.
-    n_evaluations : int
-        Evaluations over all runs.
-    starts : tuple of tuple of float
-        The starting points tried, ``(s2, l)`` or ``(s2, l, bias_s2)``.
-    runs : tuple of EvidenceRun
-        One per start, in the order of ``starts``.
-    posterior : LaplacePosterior
-        The Laplace fit at the optimum.
+    ``s2``, ``width``, ``log_evidence``, ``gradient``, ``bias_s2`` as in :class:`EvidenceRun`,
+    of the best run; ``n_evaluations`` over all runs; ``starts`` the starting points tried,
+    ``(s2, l)`` or ``(s2, l, bias_s2)``; ``runs`` one :class:`EvidenceRun` per start, in that
+    order; ``posterior`` the :class:`~lib.laplace.LaplacePosterior` at the optimum.
     """
 
     s2: float
@@ -142,27 +122,12 @@ def maximise_evidence(X_train, y_train, *, starts=None, s2_bounds=DEFAULT_S2_BOU
     whichever has the higher log posterior. :func:`maximise_evidence_s2` holds the width
     fixed; :func:`maximise_evidence_bias` adds a separate bias prior variance.
 
-    Parameters
-    ----------
-    X_train, y_train, likelihood
-        As in :func:`lib.hyper.evidence_gradient`.
-    starts : sequence of (s2, width) pairs, optional
-        Starting points inside the box; default :data:`DEFAULT_STARTS`.
-    s2_bounds, width_bounds : (float, float)
-        Search box ``low < high``, both positive.
-    max_iter : int
-        Maximum L-BFGS-B iterations per start.
-    gtol : float
-        Tolerance on the projected gradient (scipy's ``gtol``).
-
-    Returns
-    -------
-    EvidenceOptimum
-
-    Raises
-    ------
-    lib.laplace.ConvergenceError
-        If Newton's method fails at some evaluated point.
+    ``X_train``, ``y_train``, ``likelihood`` as in :func:`lib.hyper.evidence_gradient`;
+    ``starts``: (s2, width) pairs inside the box (default :data:`DEFAULT_STARTS`); ``s2_bounds``,
+    ``width_bounds``: the search box, ``(low, high)`` positive; ``max_iter``: the most L-BFGS-B
+    iterations per start; ``gtol``: the tolerance on the projected gradient (scipy's ``gtol``).
+    Returns an :class:`EvidenceOptimum`; raises :class:`lib.laplace.ConvergenceError` if
+    Newton's method fails at some evaluated point.
     """
     problem = _problem(X_train, y_train, likelihood, max_iter, gtol)
     boxes = (check_bounds(s2_bounds, "s2_bounds"), check_bounds(width_bounds, "width_bounds", WIDTH_RANGE))
@@ -173,11 +138,9 @@ def maximise_evidence(X_train, y_train, *, starts=None, s2_bounds=DEFAULT_S2_BOU
 def maximise_evidence_s2(X_train, y_train, width, *, starts=None, s2_bounds=DEFAULT_S2_BOUNDS,
                          likelihood: Likelihood = LOGISTIC, max_iter: int = 200,
                          gtol: float = 1e-6) -> EvidenceOptimum:
-    """Maximise the Laplace log evidence over ``log s2`` at a fixed RBF ``width``.
-
-    As :func:`maximise_evidence`, with ``starts`` a sequence of ``s2`` values (default
-    :data:`DEFAULT_S2_STARTS`) inside ``s2_bounds``.
-    """
+    """Maximise the Laplace log evidence over ``log s2`` at a fixed RBF ``width``, as
+    :func:`maximise_evidence`, with ``starts`` a sequence of ``s2`` values (default
+    :data:`DEFAULT_S2_STARTS`) inside ``s2_bounds``."""
     problem = _problem(X_train, y_train, likelihood, max_iter, gtol)
     width = check_width(width, "width")
     boxes = (check_bounds(s2_bounds, "s2_bounds"),)

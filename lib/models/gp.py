@@ -18,48 +18,25 @@ import numpy as np
 from scipy.special import expit
 from scipy.linalg import cholesky, solve_triangular
 
-from lib._validate import (MAX_INPUT, as_design, as_labels, as_nonnegative, instance, kernel,
-                           positive_int, positive_scalar, width as check_width)
+from lib._validate import (MAX_INPUT, as_design, as_labels, as_nonnegative, fraction, instance,
+                           kernel, positive_int, positive_scalar, width as check_width)
 from lib.features import squared_distances
 from lib.laplace import ConvergenceError
 from lib.likelihood import log_likelihood_from_activations, logistic_curvature
 
 
 def basis_kernel(Phi_a, Phi_b, s2) -> np.ndarray:
-    """The kernel of a finite basis with prior ``w ~ N(0, s2 I)``: ``s2 Phi_a Phi_b^T``.
-
-    Parameters
-    ----------
-    Phi_a : array_like, shape (A, M)
-    Phi_b : array_like, shape (B, M)
-    s2 : float
-        Prior variance of the weights.
-
-    Returns
-    -------
-    ndarray, shape (A, B)
-    """
+    """The kernel of a finite basis with prior ``w ~ N(0, s2 I)``: ``s2 Phi_a Phi_b^T`` (A, B)
+    for ``Phi_a`` (A, M), ``Phi_b`` (B, M), ``s2`` the prior variance of the weights."""
     Phi_a = as_design(Phi_a, "Phi_a")
     Phi_b = as_design(Phi_b, "Phi_b", n_cols=Phi_a.shape[1])
     return positive_scalar(s2, "s2") * (Phi_a @ Phi_b.T)
 
 
 def rbf_kernel(X_a, X_b, signal_var, width) -> np.ndarray:
-    """Stationary RBF kernel ``s_f^2 exp(-|x - x'|^2 / (2 l^2))``.
-
-    Parameters
-    ----------
-    X_a : array_like, shape (A, D)
-    X_b : array_like, shape (B, D)
-    signal_var : float
-        ``s_f^2 > 0``, the prior variance of ``f(x)`` at every ``x``.
-    width : float
-        Length scale ``l > 0``.
-
-    Returns
-    -------
-    ndarray, shape (A, B)
-    """
+    """Stationary RBF kernel ``s_f^2 exp(-|x - x'|^2 / (2 l^2))`` (A, B) between ``X_a`` (A, D)
+    and ``X_b`` (B, D); ``signal_var`` ``s_f^2 > 0`` is the prior variance of ``f(x)`` at every
+    ``x``, ``width`` the length scale ``l > 0``."""
     X_a = as_design(X_a, "X_a")
     X_b = as_design(X_b, "X_b", n_cols=X_a.shape[1])
     signal_var = positive_scalar(signal_var, "signal_var")
@@ -72,22 +49,12 @@ def rbf_kernel(X_a, X_b, signal_var, width) -> np.ndarray:
 class GPLaplace:
     """Laplace approximation of a GP classifier at the training inputs (R&W algorithm 3.1).
 
-    Attributes
-    ----------
-    f_hat : ndarray, shape (N,)
-        Posterior mode of the latent ``f`` at the training inputs.
-    grad : ndarray, shape (N,)
-        ``grad log p(y | f_hat) = y - pi``; at the mode ``f_hat = K grad`` (``a`` of line 7).
-    sqrt_w : ndarray, shape (N,)
-        ``W^1/2`` at the mode.
-    chol : ndarray, shape (N, N)
-        Lower Cholesky factor ``L`` of ``B = I + W^1/2 K W^1/2`` (line 5).
-    log_likelihood : float
-        ``log p(y | f_hat)``.
-    log_evidence : float
-        Laplace log marginal likelihood ``log q(y | X)`` (line 10).
-    n_iter : int
-        Newton iterations.
+    ``f_hat`` (N,): the posterior mode of the latent ``f`` at the training inputs; ``grad`` (N,):
+    ``grad log p(y | f_hat) = y - pi`` (at the mode ``f_hat = K grad``; ``a`` of line 7);
+    ``sqrt_w`` (N,): ``W^1/2`` at the mode; ``chol`` (N, N): the lower Cholesky factor ``L`` of
+    ``B = I + W^1/2 K W^1/2`` (line 5); ``log_likelihood``: ``log p(y | f_hat)``;
+    ``log_evidence``: the Laplace log marginal likelihood ``log q(y | X)`` (line 10);
+    ``n_iter``: the Newton iterations.
     """
 
     f_hat: np.ndarray
@@ -108,24 +75,10 @@ def fit_gp_laplace(K, y, *, tol: float = 1e-12, max_iter: int = 100) -> GPLaplac
     are consistent to rounding). No step halving: the logistic Newton iteration from ``f = 0``
     converges on the problems of the book.
 
-    Parameters
-    ----------
-    K : array_like, shape (N, N)
-        Prior covariance (Gram matrix) of ``f`` at the training inputs.
-    y : array_like, shape (N,)
-        Labels 0/1.
-    tol : float
-        Relative tolerance on the change of ``f``.
-    max_iter : int
-
-    Returns
-    -------
-    GPLaplace
-
-    Raises
-    ------
-    ConvergenceError
-        If the tolerance is not met within ``max_iter`` iterations.
+    ``K`` (N, N) is the prior covariance (Gram matrix) of ``f`` at the training inputs, ``y``
+    (N,) the labels 0/1, ``tol`` the relative tolerance on the change of ``f``. Returns a
+    :class:`GPLaplace`; raises :class:`ConvergenceError` if ``tol`` is not met within
+    ``max_iter`` iterations.
     """
     K = kernel(K, "K")
     N = K.shape[0]
@@ -181,17 +134,9 @@ def predict_latent(fit: GPLaplace, K_star, k_star_diag) -> tuple[np.ndarray, np.
     (book eq. ``gp-pred``); its line 7, the averaged probability, is
     :func:`lib.predictive.logistic_gaussian_expectation` of these moments.
 
-    Parameters
-    ----------
-    fit : GPLaplace
-    K_star : array_like, shape (N, S)
-        ``k(x_n, x_*)`` between the training and the S test inputs.
-    k_star_diag : array_like, shape (S,)
-        Prior variances ``k(x_*, x_*)``.
-
-    Returns
-    -------
-    mean, var : ndarray, shape (S,)
+    ``fit`` a :class:`GPLaplace`; ``K_star`` (N, S): ``k(x_n, x_*)`` between the training and
+    the S test inputs; ``k_star_diag`` (S,): the prior variances ``k(x_*, x_*)``. Returns
+    ``mean, var``, each (S,).
     """
     instance(fit, "fit", GPLaplace, "a GPLaplace (from fit_gp_laplace)")
     K_star = as_design(K_star, "K_star")
@@ -217,20 +162,9 @@ def rbf_evidence_gradient(X_train, y_train, signal_var, width) -> tuple[float, n
     By R&W algorithm 5.1, with ``dK/dlog s_f^2 = K`` and ``dK/dlog l = K * |x - x'|^2 / l^2``;
     the gradient matches central finite differences (``tests/test_gp.py``).
 
-    Parameters
-    ----------
-    X_train : array_like, shape (N, D)
-    y_train : array_like, shape (N,)
-        Labels 0/1.
-    signal_var, width : float
-        ``s_f^2`` and ``l``.
-
-    Returns
-    -------
-    log_evidence : float
-    gradient : ndarray, shape (2,)
-        ``(d log Z / d log s_f^2, d log Z / d log l)``.
-    fit : GPLaplace
+    ``X_train`` (N, D), ``y_train`` (N,) labels 0/1, ``signal_var`` and ``width`` ``s_f^2`` and
+    ``l``. Returns ``log_evidence``, ``gradient`` (2,) ``(d log Z / d log s_f^2, d log Z / d
+    log l)`` and the :class:`GPLaplace` fit.
     """
     X_train = as_design(X_train, "X_train")
     y_train = as_labels(y_train, "y_train", length=X_train.shape[0])
@@ -274,31 +208,17 @@ def newton_cg(K, y, cg_rtol, *, max_newton: int = 30, tol: float = 1e-12):
     :func:`fit_gp_laplace` or after ``max_newton`` steps. Line 10's log marginal likelihood
     uses the exact ``log|B|`` (Cholesky) at the final ``f = K a``: its error is the mode's alone.
 
-    Parameters
-    ----------
-    K, y, tol
-        As in :func:`fit_gp_laplace`.
-    cg_rtol : float
-        Relative residual at which each CG solve stops, below 1.
-    max_newton : int
-
-    Returns
-    -------
-    log_evidence : float
-    n_cg : int
-        CG iterations over all Newton steps (products with ``B``).
-    residuals : ndarray
-        Relative residuals ``|r_k| / |rhs|`` of the first Newton step's CG solve, one per CG
-        iteration (from the ``callback``).
+    ``K``, ``y``, ``tol`` as in :func:`fit_gp_laplace`; ``cg_rtol`` (below 1) the relative
+    residual at which each CG solve stops. Returns ``log_evidence``, ``n_cg`` (the CG iterations
+    over all Newton steps: products with ``B``) and ``residuals``, the relative residuals
+    ``|r_k| / |rhs|`` of the first Newton step's CG solve, one per CG iteration (``callback``).
     """
     from scipy.sparse.linalg import LinearOperator, cg
 
     K = kernel(K, "K")
     N = K.shape[0]
     y = as_labels(y, "y", length=N)
-    cg_rtol = positive_scalar(cg_rtol, "cg_rtol")
-    if cg_rtol >= 1:
-        raise ValueError(f"cg_rtol must be a relative residual below 1, got {cg_rtol!r}")
+    cg_rtol = fraction(cg_rtol, "cg_rtol", open_interval=True)
     max_newton = positive_int(max_newton, "max_newton")
     tol = positive_scalar(tol, "tol")
     z, history = np.zeros(N), []

@@ -21,11 +21,9 @@ from lib.laplace import ConvergenceError, _step_halving
 
 
 def one_hot(y, K: int | None = None, *, name: str = "y", length: int | None = None) -> np.ndarray:
-    """Integer labels 0..K-1 (length N) -> one-hot matrix (N, K) of 0.0/1.0.
-
-    Labels checked by :func:`lib._validate.as_class_labels` (errors name ``name``); ``K``
-    defaults to the largest label plus one.
-    """
+    """Integer labels 0..K-1 (length N) -> one-hot matrix (N, K) of 0.0/1.0; labels checked by
+    :func:`lib._validate.as_class_labels` (errors name ``name``), ``K`` by default the largest
+    label plus one."""
     if K is not None:
         K = _validate.positive_int(K, "K")
     y = _validate.as_class_labels(y, name, K=K, length=length)

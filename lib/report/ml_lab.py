@@ -31,22 +31,10 @@ def logit_scores(a, y) -> tuple[float, float, np.ndarray]:
 
     The lab's scores of a maximum-likelihood fit ``w`` (tables 7-10), with ``a = Phi w`` and
     ``P(y = 1) = s(a)``; a Laplace posterior is scored by :func:`lib.scores.score_split`.
-
-    Parameters
-    ----------
-    a : array_like, shape (N,)
-        Activations (logits).
-    y : array_like, shape (N,)
-        Labels 0/1.
-
-    Returns
-    -------
-    ll : float
-        Average log-likelihood, computed stably from the logits.
-    acc : float
-        Accuracy of the decisions ``s(a) > 1/2``.
-    confusion : ndarray, shape (2, 2)
-        Row-normalised confusion matrix (:func:`lib.scores.confusion_matrix`).
+    ``a`` (N,) are the activations (logits), ``y`` (N,) the labels 0/1. Returns the average
+    log-likelihood (computed stably from the logits), the accuracy of the decisions
+    ``s(a) > 1/2`` and the row-normalised confusion matrix (2, 2)
+    (:func:`lib.scores.confusion_matrix`).
     """
     a = as_vector(a, "a")
     y = as_labels(y, "y", length=a.shape[0])
@@ -58,23 +46,13 @@ def logit_scores(a, y) -> tuple[float, float, np.ndarray]:
 class SplitPaths:
     """Training paths of one classifier on several seeded random splits (:func:`split_paths`).
 
-    Attributes
-    ----------
-    seeds : ndarray, shape (S,)
-        Seeds of :func:`lib.data.random_split`, one per split.
-    steps : ndarray, shape (K,)
-        Full-batch gradient steps (= epochs) at each record, 0 first.
-    learning_rates : ndarray, shape (S,)
-        Step ``eta = 1 / kappa`` of each split's design.
-    train_ll, test_ll : ndarray, shape (S, K)
-        Average log-likelihoods along each path.
-    train_rates, test_rates : ndarray, shape (S, K, 2)
-        Diagonal of the row-normalised confusion matrix along each path:
-        ``P(yhat = 0 | y = 0)`` and ``P(yhat = 1 | y = 1)``.
-    final_w : ndarray, shape (S, M)
-        Weights after the last step.
-    width : float or None
-        RBF width ``l``; ``None`` for the linear classifier.
+    ``seeds`` (S,): those of :func:`lib.data.random_split`, one per split; ``steps`` (K,): the
+    full-batch gradient steps (= epochs) at each record, 0 first; ``learning_rates`` (S,): the
+    step ``eta = 1 / kappa`` of each split's design; ``train_ll``, ``test_ll`` (S, K): average
+    log-likelihoods along each path; ``train_rates``, ``test_rates`` (S, K, 2): the diagonal of
+    the row-normalised confusion matrix along each path, ``P(yhat = 0 | y = 0)`` and
+    ``P(yhat = 1 | y = 1)``; ``final_w`` (S, M): the weights after the last step; ``width``:
+    the RBF width ``l``, ``None`` for the linear classifier.
     """
 
     seeds: np.ndarray
@@ -166,28 +144,11 @@ def split_paths(X, y, *, width: float | None, seeds, n_steps: int, record_every:
     (:func:`_all_splits_design`). Every ``record_every`` steps the average log-likelihoods and
     confusion diagonals of both sets are recorded.
 
-    Parameters
-    ----------
-    X : array_like, shape (N, 2)
-        All inputs.
-    y : array_like, shape (N,)
-        All labels 0/1.
-    width : float or None
-        RBF width ``l``, or None for the linear classifier.
-    seeds : array_like of int, shape (S,)
-        One split per seed.
-    n_steps : int
-        Gradient steps per split.
-    record_every : int
-        Record interval; must divide ``n_steps``.
-    train_fraction : float
-        As in :func:`split_rows`.
-
-    Returns
-    -------
-    SplitPaths
-        ``final_w[s]`` is ordered like the columns of the split's own design (training
-        centres in ``random_split`` order, bias last).
+    ``X`` (N, 2) and ``y`` (N,) of 0/1 are all inputs and labels; ``width`` the RBF width ``l``
+    (None: linear); ``seeds`` (S,) ints, one split per seed; ``n_steps`` the gradient steps per
+    split; ``record_every`` the record interval (it must divide ``n_steps``); ``train_fraction``
+    as in :func:`split_rows`. Returns :class:`SplitPaths`, ``final_w[s]`` ordered like the
+    columns of the split's own design (training centres in ``random_split`` order, bias last).
     """
     X = as_matrix(X, "X", n_cols=2)
     y = as_labels(y, "y", length=X.shape[0])

@@ -180,11 +180,9 @@ def _decimals(value: str) -> int:
 
 
 def agrees(value: str, ours: float) -> bool:
-    """Whether ``ours``, rounded to the decimals the report printed, equals the printed figure.
-
-    Rounding is half-away-from-zero on the decimal value of ``ours`` as Python prints it, the way a
-    report's table is usually produced (``0.905`` -> ``"0.91"``).
-    """
+    """Whether ``ours``, rounded to the decimals the report printed, equals the printed figure:
+    half-away-from-zero on the decimal value of ``ours`` as Python prints it, the way a report's
+    table is usually produced (``0.905`` -> ``"0.91"``)."""
     return _agrees(_figure(value), _ours(ours))
 
 
@@ -205,20 +203,12 @@ def _agrees(value: str, ours: float) -> bool:
 def compare(rows: Iterable[tuple[str, str, float]], ours_decimals: int = 3):
     """The table "report | ours | reproduced?" that ends each chapter.
 
-    Parameters
-    ----------
-    rows : iterable of (quantity, printed, ours)
-        ``printed`` is the report's figure as a string (from :data:`TABLES`, :data:`APPENDIX_TABLES`
-        or :data:`TEXT`), ``ours`` the book's computed value.
-    ours_decimals : int
-        Decimals shown for our value (the comparison itself uses the report's decimals).
-
-    Returns
-    -------
-    pandas.DataFrame
-        Indexed by quantity, columns ``report`` (as printed), ``ours`` (rounded to
-        ``max(ours_decimals, decimals of the printed figure)``) and ``reproduced?`` ("yes"/"no":
-        ours rounded to the printed decimals equals the printed figure).
+    ``rows``: (quantity, printed, ours) triples, ``printed`` the report's figure as a string (from
+    :data:`TABLES`, :data:`APPENDIX_TABLES` or :data:`TEXT`), ``ours`` the book's computed value;
+    ``ours_decimals``: decimals shown for our value (the comparison uses the report's decimals).
+    Returns a DataFrame indexed by quantity, columns ``report`` (as printed), ``ours`` (rounded to
+    ``max(ours_decimals, decimals of the printed figure)``) and ``reproduced?`` ("yes"/"no": ours
+    rounded to the printed decimals equals the printed figure).
     """
     import pandas as pd
 
@@ -257,19 +247,11 @@ def confusion_rows(label: str, printed_matrix: _Matrix, ours) -> list[tuple[str,
 def confusion_frame(matrices: Mapping[str, object], *, truth: str = "y", prediction: str = "ŷ", digits: int = 2):
     """Several 2 x 2 row-normalised confusion matrices side by side, as one table.
 
-    Parameters
-    ----------
-    matrices : mapping of block name -> (2, 2) array-like of floats or printed strings
-        Rows are the ground truth (0, 1), columns the prediction (0, 1). Printed strings (the
-        report's) are shown as printed; floats are rounded to ``digits``.
-    truth, prediction : str
-        Names of the row and column variables.
-
-    Returns
-    -------
-    pandas.DataFrame
-        Rows ``truth = 0, 1``; columns a MultiIndex (block, ``prediction = 0, 1``), a block named
-        ``"report"`` first (the order of :func:`compare`: report, then ours).
+    ``matrices`` maps a block name to a (2, 2) array-like of floats or printed strings, rows the
+    ground truth (0, 1), columns the prediction (0, 1): printed strings (the report's) are shown
+    as printed, floats rounded to ``digits``; ``truth``, ``prediction`` name the row and column
+    variables. Returns a DataFrame: rows ``truth = 0, 1``, columns a MultiIndex (block,
+    ``prediction = 0, 1``), a block named ``"report"`` first (as :func:`compare`: report, ours).
     """
     import pandas as pd
 

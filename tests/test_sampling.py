@@ -151,28 +151,37 @@ def test_nuts_matches_quadrature_and_repeats(two_d, jax_compilation_cache):
         assert np.all(np.abs(sd - q.sd) < 5 * mcse)
 
 
-def test_draws_kept_on_disk_per_arguments_code_and_python(two_d, tmp_path, monkeypatch,
-                                                        jax_compilation_cache):
-    """sample_posterior(cache=True): the same draws, sampled once per arguments and code; the
-    key holds the Python version (another Python samples again)."""
+def test_draws_kept_on_disk_per_arguments_code_and_python(two_d, tmp_path, monkeypatch):
+    """sample_posterior(cache=True): the sampler's result for these arguments, sampled once per
+    arguments and code; the key holds the Python version (another Python samples again). The
+    sampler is a stand-in that records its calls (the draws themselves are
+    test_nuts_matches_quadrature_and_repeats')."""
     import sys
 
-    import joblib
     from lib import _cache
 
-    Phi, y, s2, post = two_d
+    calls = []
+
+    def stand_in(*args):             # sampling._sample's arguments; the last is the code digest
+        calls.append(args)
+        return f"run {len(calls)}"
+
+    monkeypatch.setattr(sampling, "_sample", stand_in)
     monkeypatch.setenv("BLC_CACHE_DIR", str(tmp_path))
+    Phi, y, s2, post = two_d
     kw = dict(precondition=post, num_warmup=50, num_draws=50, seed=1)
-    first = sampling.sample_posterior(Phi, y, s2, cache=True, **kw)
+    assert sampling.sample_posterior(Phi, y, s2, cache=True, **kw) == "run 1"
     stored = sorted(tmp_path.rglob("output.pkl"))
     assert len(stored) == 1 and stored[0].is_relative_to(tmp_path / "references")
-    np.testing.assert_array_equal(first.draws, sampling.sample_posterior(Phi, y, s2, **kw).draws)
-    joblib.dump("stored", stored[0])                                 # as if stored before
-    assert sampling.sample_posterior(Phi, y, s2, cache=True, **kw) == "stored"
-    assert sampling.sample_posterior(Phi, y, s2, cache=True, **{**kw, "seed": 2}) != "stored"
+    assert sampling.sample_posterior(Phi, y, s2, **kw) == "run 2"     # not cached: sampled
+    for cached, plain in zip(calls[0][:-1], calls[1][:-1]):          # with the same arguments
+        np.testing.assert_array_equal(cached, plain)
+    assert calls[0][-1] == sampling.code_digest() and calls[1][-1] == ""
+    assert sampling.sample_posterior(Phi, y, s2, cache=True, **kw) == "run 1"   # from disk
+    assert sampling.sample_posterior(Phi, y, s2, cache=True, **{**kw, "seed": 2}) == "run 3"
     monkeypatch.setattr(sampling, "code_digest", lambda: "other code")
-    assert sampling.sample_posterior(Phi, y, s2, cache=True, **kw) != "stored"
-    assert len(list(tmp_path.rglob("output.pkl"))) == 3
+    assert sampling.sample_posterior(Phi, y, s2, cache=True, **kw) == "run 4"
+    assert len(calls) == 4 and len(list(tmp_path.rglob("output.pkl"))) == 3
     digest = _cache.code_digest.__wrapped__                          # not the per-process copy
     here = digest(("checks/*.py",), ("numpy",))
     monkeypatch.setattr(sys, "version_info", (3, 99, 0))

@@ -108,6 +108,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/grid.py
 	$(BIN)/python benchmarks/grid.py --simulate-workers 2 16 64
 	$(BIN)/python benchmarks/evidence_search.py
+	$(BIN)/python benchmarks/approx.py
 
 clean:
 	rm -rf _build

@@ -14,7 +14,7 @@ import numpy as np
 from scipy.linalg import cholesky, solve_triangular
 from scipy.special import gammaln, logsumexp
 
-from lib._validate import as_matrix, as_vector, flag, int_at_least, positive_scalar
+from lib._validate import as_matrix, as_vector, int_at_least, positive_scalar
 from lib.checks import sampling
 from lib.laplace import fit_laplace
 
@@ -122,10 +122,10 @@ def exact_reference(Phi, y, s2, *, num_warmup: int = 1000, num_draws: int = 5000
     Phi, y, s2 = sampling._problem(Phi, y, s2)
     seed = int_at_least(seed, "seed", 0)
     n_is, df = int_at_least(n_is, "n_is", 2), positive_scalar(df, "df")
-    num_warmup, num_draws, num_chains = sampling._sampler_settings(num_warmup, num_draws, num_chains)
+    # sample_posterior checks the sampler's arguments and cache before it compiles anything
     run = sampling.sample_posterior(Phi, y, s2, precondition=fit_laplace(Phi, y, s2),
                                     num_warmup=num_warmup, num_draws=num_draws,
-                                    num_chains=num_chains, seed=seed, cache=flag(cache, "cache"))
+                                    num_chains=num_chains, seed=seed, cache=cache)
     flat = run.flat
     mean = flat.mean(axis=0)
     cov = (flat - mean).T @ (flat - mean) / flat.shape[0]
